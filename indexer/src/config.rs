@@ -1,0 +1,111 @@
+//! The `[index]` section of `.sift/config.toml`: how the tree is walked.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// Default limit on the size of an indexed file: 1 MiB.
+pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;
+
+/// Settings that decide which files are indexed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexConfig {
+    /// Files larger than this many bytes are skipped (and counted).
+    pub max_file_size: u64,
+    /// Whether symbolic links are followed (loops are detected and skipped either way).
+    pub follow_symlinks: bool,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig { max_file_size: DEFAULT_MAX_FILE_SIZE, follow_symlinks: true }
+    }
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIndex {
+    max_file_size: Option<toml::Value>,
+    follow_symlinks: Option<bool>,
+}
+
+impl IndexConfig {
+    /// Reads the `[index]` table of a parsed configuration file at `path` (other tables belong
+    /// to other parts of sift and are left alone).
+    pub fn from_table(table: &toml::Table, path: &Path) -> Result<IndexConfig> {
+        let mut config = IndexConfig::default();
+        let Some(raw) = table.get("index") else { return Ok(config) };
+        let bad = |reason: String| Error::Config { path: path.to_path_buf(), reason };
+        let raw: RawIndex = raw.clone().try_into().map_err(|e| bad(format!("[index]: {e}")))?;
+        if let Some(value) = raw.max_file_size {
+            config.max_file_size = match value {
+                toml::Value::Integer(n) if n > 0 => n as u64,
+                toml::Value::String(s) => {
+                    parse_size(&s).map_err(|e| bad(format!("[index] max_file_size: {e}")))?
+                }
+                other => {
+                    return Err(bad(format!(
+                        "[index] max_file_size: expected a positive number of bytes or a size such as \"2 MiB\", found {other}"
+                    )));
+                }
+            };
+        }
+        if let Some(follow) = raw.follow_symlinks {
+            config.follow_symlinks = follow;
+        }
+        Ok(config)
+    }
+}
+
+/// Parses a size such as `1048576`, `512K`, `1 MiB`, `2MB` (K/M/G count powers of 1024).
+pub fn parse_size(text: &str) -> std::result::Result<u64, String> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let num: f64 = num.parse().map_err(|_| format!("{text:?} is not a size (try \"1 MiB\")"))?;
+    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kb" | "kib" => 1 << 10,
+        "m" | "mb" | "mib" => 1 << 20,
+        "g" | "gb" | "gib" => 1 << 30,
+        other => return Err(format!("unknown unit {other:?} in {text:?} (use K, M or G)")),
+    };
+    let bytes = (num * mult as f64).round();
+    if bytes < 1.0 {
+        return Err(format!("{text:?} must be at least one byte"));
+    }
+    Ok(bytes as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse() {
+        assert_eq!(parse_size("1048576"), Ok(1 << 20));
+        assert_eq!(parse_size("512K"), Ok(512 << 10));
+        assert_eq!(parse_size("1 MiB"), Ok(1 << 20));
+        assert_eq!(parse_size("1.5mb"), Ok(3 << 19));
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("3 parsecs").is_err());
+        assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn index_table_is_read_and_validated() {
+        let path = Path::new("config.toml");
+        let table: toml::Table = toml::from_str(
+            "[index]\nmax_file_size = \"2 MiB\"\nfollow_symlinks = false\n[model]\nx = 1",
+        )
+        .unwrap();
+        let config = IndexConfig::from_table(&table, path).unwrap();
+        assert_eq!(config, IndexConfig { max_file_size: 2 << 20, follow_symlinks: false });
+
+        let table: toml::Table = toml::from_str("[index]\nmax_file_sise = 3").unwrap();
+        let err = IndexConfig::from_table(&table, path).unwrap_err().to_string();
+        assert!(err.contains("max_file_sise"), "{err}");
+    }
+}

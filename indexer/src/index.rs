@@ -1,0 +1,412 @@
+//! The on-disk index: where it lives under `.sift/`, its format version, its tantivy schema, and
+//! opening it safely.
+//!
+//! Layout of `PATH/.sift/`:
+//! ```text
+//! .sift/
+//!   .gitignore          written by sift: keeps the caches below out of git
+//!   config.toml         shared configuration (committable)
+//!   index/              cache: the lexical index
+//!     sift-index.json   {"format": N}; written before anything else in index/
+//!     meta.json, *.idx… tantivy's files
+//!     manifest-*.json   per-file hashes, named by the commit that uses them
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use tantivy::schema::{
+    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+};
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
+
+use crate::error::{Error, REBUILD_HINT, Result};
+use crate::manifest::{CommitPayload, Manifest};
+use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
+
+/// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
+/// the chunker changes what is stored: an older index is then rebuilt, with a notice.
+pub const FORMAT_VERSION: u32 = 1;
+
+const MARKER: &str = "sift-index.json";
+
+/// What `.sift/.gitignore` holds: caches stay out of git; shared files stay committable.
+pub const SIFT_GITIGNORE: &str = "\
+# Written by sift. Caches are rebuilt on demand and never committed;
+# shared files (config.toml, REVIEW.md, rules/, memory/) stay committable.
+/index/
+/index.old-*/
+/vectors/
+/logs/
+/tmp/
+/cache/
+";
+
+/// Entries sift may find in `.sift/` (anything else suggests the folder belongs to another tool).
+const KNOWN_ENTRIES: &[&str] = &[
+    ".gitignore",
+    "index",
+    "vectors",
+    "logs",
+    "tmp",
+    "cache",
+    "config.toml",
+    "REVIEW.md",
+    "rules",
+    "memory",
+    "feedback",
+];
+
+#[derive(Serialize, Deserialize)]
+struct Marker {
+    format: u32,
+}
+
+/// Paths of a repository's sift data.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    /// The repository root (absolute).
+    pub root: PathBuf,
+    /// `root/.sift`.
+    pub sift_dir: PathBuf,
+    /// `root/.sift/index`.
+    pub index_dir: PathBuf,
+}
+
+impl Layout {
+    /// Checks that `root` is a directory and `.sift/`, if present, is sift's.
+    pub fn new(root: &Path) -> Result<Layout> {
+        let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Error::MissingPath(root.to_path_buf()),
+            _ => Error::io("open", root, e),
+        })?;
+        if !meta.is_dir() {
+            return Err(Error::NotADirectory(root.to_path_buf()));
+        }
+        let root = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
+        let sift_dir = root.join(".sift");
+        if let Ok(meta) = std::fs::symlink_metadata(&sift_dir) {
+            if !meta.is_dir() {
+                return Err(Error::Foreign {
+                    path: sift_dir,
+                    reason: "it is a file, not a directory".into(),
+                    hint: "move it away",
+                });
+            }
+            check_known_entries(&sift_dir)?;
+        }
+        let index_dir = sift_dir.join("index");
+        Ok(Layout { root, sift_dir, index_dir })
+    }
+
+    /// Creates `.sift/` and its `.gitignore` when missing.
+    pub fn ensure(&self) -> Result<()> {
+        std::fs::create_dir_all(&self.sift_dir)
+            .map_err(|e| Error::io("create", &self.sift_dir, e))?;
+        let gitignore = self.sift_dir.join(".gitignore");
+        if !gitignore.exists() {
+            write_atomic(&gitignore, SIFT_GITIGNORE.as_bytes())?;
+        }
+        Ok(())
+    }
+}
+
+fn check_known_entries(sift_dir: &Path) -> Result<()> {
+    let entries = std::fs::read_dir(sift_dir).map_err(|e| Error::io("read", sift_dir, e))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !KNOWN_ENTRIES.contains(&name.as_ref()) && !name.starts_with("index.old-") {
+            return Err(Error::Foreign {
+                path: sift_dir.to_path_buf(),
+                reason: format!("it holds {name:?}, which sift does not write"),
+                hint: "move it away if another tool owns it",
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` through a temporary file, fsync and rename.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let tmp = path.with_extension("tmp");
+    let result = (|| {
+        let mut file = std::fs::File::create(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, path)
+    })();
+    result.map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        Error::io("write", path, e)
+    })
+}
+
+/// The fields of the tantivy schema.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// Relative path, untokenized: for deletes and exact filters. Stored.
+    pub path: Field,
+    /// Path split into words, for matching.
+    pub path_words: Field,
+    /// Language or text label. Stored.
+    pub lang: Field,
+    /// Chunk kind. Stored.
+    pub kind: Field,
+    /// Symbol name. Indexed with the code tokenizer and stored.
+    pub symbol: Field,
+    /// Enclosing symbol's name. Indexed and stored.
+    pub container: Field,
+    /// Enclosing symbol's kind. Stored.
+    pub container_kind: Field,
+    /// The chunk's text. Indexed and stored.
+    pub content: Field,
+    /// First line, 1-based. Stored.
+    pub start_line: Field,
+    /// Last line, 1-based, inclusive. Stored.
+    pub end_line: Field,
+}
+
+fn schema() -> (Schema, Fields) {
+    let mut b = Schema::builder();
+    let code = |stored: bool| {
+        let indexing = TextFieldIndexing::default()
+            .set_tokenizer(CODE_TOKENIZER)
+            .set_index_option(IndexRecordOption::WithFreqs);
+        let opts = TextOptions::default().set_indexing_options(indexing);
+        if stored { opts.set_stored() } else { opts }
+    };
+    let fields = Fields {
+        path: b.add_text_field("path", STRING | STORED),
+        path_words: b.add_text_field("path_words", code(false)),
+        lang: b.add_text_field("lang", STRING | STORED),
+        kind: b.add_text_field("kind", STRING | STORED),
+        symbol: b.add_text_field("symbol", code(true)),
+        container: b.add_text_field("container", code(true)),
+        container_kind: b.add_text_field("container_kind", STORED),
+        content: b.add_text_field("content", code(true)),
+        start_line: b.add_u64_field("start_line", STORED | INDEXED),
+        end_line: b.add_u64_field("end_line", STORED),
+    };
+    (b.build(), fields)
+}
+
+/// What [`CodeIndex::open_or_create`] had to do before the index could be used.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OpenNotice {
+    /// A new, empty index was created.
+    Created,
+    /// The index had an older format and was replaced by an empty one.
+    Rebuilt {
+        /// The format that was found.
+        old_format: u32,
+    },
+}
+
+/// A repository's code index.
+pub struct CodeIndex {
+    pub(crate) layout: Layout,
+    pub(crate) index: Index,
+    pub(crate) reader: IndexReader,
+    pub(crate) fields: Fields,
+}
+
+enum Found {
+    Missing,
+    Outdated(u32),
+    Ready(CodeIndex),
+}
+
+impl CodeIndex {
+    /// Opens the index of `root` for reading; `Ok(None)` when there is none (or only an outdated
+    /// one, which the next update rebuilds). Creates nothing.
+    pub fn open(root: &Path) -> Result<Option<CodeIndex>> {
+        let layout = Layout::new(root)?;
+        Ok(match open_existing(layout)? {
+            Found::Ready(index) => Some(index),
+            Found::Missing | Found::Outdated(_) => None,
+        })
+    }
+
+    /// Opens the index of `root`, creating `.sift/` and an empty index when needed and replacing
+    /// an index of an older format.
+    pub fn open_or_create(root: &Path) -> Result<(CodeIndex, Option<OpenNotice>)> {
+        let layout = Layout::new(root)?;
+        layout.ensure()?;
+        remove_old_dirs(&layout.sift_dir);
+        match open_existing(layout.clone())? {
+            Found::Ready(index) => Ok((index, None)),
+            Found::Missing => Ok((create(layout)?, Some(OpenNotice::Created))),
+            Found::Outdated(old_format) => {
+                discard(&layout)?;
+                Ok((create(layout)?, Some(OpenNotice::Rebuilt { old_format })))
+            }
+        }
+    }
+
+    /// Throws the index of `root` away (whatever state it is in) and creates an empty one.
+    pub fn rebuild(root: &Path) -> Result<CodeIndex> {
+        let layout = Layout::new(root)?;
+        layout.ensure()?;
+        discard(&layout)?;
+        remove_old_dirs(&layout.sift_dir);
+        create(layout)
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        &self.layout.root
+    }
+
+    /// Where the index lives.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Number of chunks in the index.
+    pub fn num_chunks(&self) -> u64 {
+        self.reader.searcher().num_docs()
+    }
+
+    /// The manifest of the latest commit.
+    pub fn manifest(&self) -> Result<Manifest> {
+        let meta =
+            self.index.load_metas().map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+        match meta.payload {
+            None => Ok(Manifest::default()),
+            Some(payload) => {
+                let payload: CommitPayload =
+                    serde_json::from_str(&payload).map_err(|e| Error::Corrupt {
+                        path: self.layout.index_dir.clone(),
+                        reason: format!("unreadable commit payload: {e}"),
+                    })?;
+                Manifest::load(&self.layout.index_dir, &payload.manifest)
+            }
+        }
+    }
+
+    /// Takes the single writer lock. Fails with [`Error::Locked`] when another process holds it.
+    pub(crate) fn writer(&self, threads: usize) -> Result<IndexWriter> {
+        let threads = threads.max(1);
+        self.index
+            .writer_with_num_threads(threads, threads * 48_000_000)
+            .map_err(|e| Error::tantivy(&self.layout.index_dir, e))
+    }
+
+    /// Reloads the reader to see the latest commit.
+    pub fn reload(&self) -> Result<()> {
+        self.reader.reload().map_err(|e| Error::tantivy(&self.layout.index_dir, e))
+    }
+}
+
+fn register(index: &Index) {
+    index.tokenizers().register(CODE_TOKENIZER, TextAnalyzer::from(CodeTokenizer::default()));
+}
+
+fn open_existing(layout: Layout) -> Result<Found> {
+    let dir = &layout.index_dir;
+    if !dir.exists() {
+        return Ok(Found::Missing);
+    }
+    let marker = dir.join(MARKER);
+    let bytes = match std::fs::read(&marker) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let empty =
+                std::fs::read_dir(dir).map_err(|e| Error::io("read", dir, e))?.next().is_none();
+            if empty {
+                return Ok(Found::Missing);
+            }
+            return Err(Error::Foreign {
+                path: dir.clone(),
+                reason: format!("it has no {MARKER}"),
+                hint: REBUILD_HINT,
+            });
+        }
+        Err(e) => return Err(Error::io("read", &marker, e)),
+    };
+    let found: Marker = serde_json::from_slice(&bytes).map_err(|e| Error::Corrupt {
+        path: dir.clone(),
+        reason: format!("unreadable {MARKER}: {e}"),
+    })?;
+    if found.format > FORMAT_VERSION {
+        return Err(Error::NewerFormat {
+            path: dir.clone(),
+            found: found.format,
+            supported: FORMAT_VERSION,
+        });
+    }
+    if found.format < FORMAT_VERSION {
+        return Ok(Found::Outdated(found.format));
+    }
+    let directory = tantivy::directory::MmapDirectory::open(dir)
+        .map_err(|e| Error::Corrupt { path: dir.clone(), reason: e.to_string() })?;
+    let exists = Index::exists(&directory)
+        .map_err(|e| Error::Corrupt { path: dir.clone(), reason: e.to_string() })?;
+    let index = if exists {
+        Index::open(directory)
+            .map_err(|e| Error::Corrupt { path: dir.clone(), reason: e.to_string() })?
+    } else {
+        // The marker was written but the process died before tantivy's first commit.
+        let (schema, _) = schema();
+        Index::create(directory, schema, tantivy::IndexSettings::default())
+            .map_err(|e| Error::tantivy(dir, e))?
+    };
+    let (expected, fields) = schema();
+    if index.schema() != expected {
+        return Err(Error::Foreign {
+            path: dir.clone(),
+            reason: "its schema is not the one this sift writes".into(),
+            hint: REBUILD_HINT,
+        });
+    }
+    finish(layout, index, fields).map(Found::Ready)
+}
+
+fn create(layout: Layout) -> Result<CodeIndex> {
+    let dir = &layout.index_dir;
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+    write_atomic(
+        &dir.join(MARKER),
+        &serde_json::to_vec(&Marker { format: FORMAT_VERSION }).unwrap_or_default(),
+    )?;
+    let (schema, fields) = schema();
+    let index = Index::create_in_dir(dir, schema).map_err(|e| Error::tantivy(dir, e))?;
+    finish(layout, index, fields)
+}
+
+fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
+    register(&index);
+    let reader =
+        index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| {
+            Error::Corrupt { path: layout.index_dir.clone(), reason: format!("{e}") }
+        })?;
+    Ok(CodeIndex { layout, index, reader, fields })
+}
+
+/// Moves the index directory aside (one atomic rename), then deletes it.
+fn discard(layout: &Layout) -> Result<()> {
+    if !layout.index_dir.exists() {
+        return Ok(());
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    let aside = layout.sift_dir.join(format!("index.old-{nanos:x}"));
+    std::fs::rename(&layout.index_dir, &aside)
+        .map_err(|e| Error::io("move aside", &layout.index_dir, e))?;
+    let _ = std::fs::remove_dir_all(&aside);
+    Ok(())
+}
+
+/// Deletes directories left by a [`discard`] that was interrupted.
+fn remove_old_dirs(sift_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(sift_dir) else { return };
+    for entry in entries.flatten() {
+        if entry.file_name().to_string_lossy().starts_with("index.old-") {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
+}

@@ -1,0 +1,38 @@
+//! sift's code index: walk a tree, chunk its files by symbol, keep a lexical (BM25) index of the
+//! chunks fresh and crash-safe, and search it.
+//!
+//! This crate knows nothing of models or of LSP. It does its own file-system I/O (walking and
+//! tantivy's memory-mapped files need real paths); tests use temporary directories.
+//!
+//! ```no_run
+//! use sift_indexer::{CodeIndex, NoProgress, SearchOptions, UpdateOptions};
+//!
+//! # fn main() -> sift_indexer::Result<()> {
+//! let (index, _notice) = CodeIndex::open_or_create(std::path::Path::new("."))?;
+//! let report = index.update(&UpdateOptions::default(), &NoProgress)?;
+//! println!("{} files, {} chunks", report.files_total, report.chunks_total);
+//! for hit in index.search("parse config", &SearchOptions::default())? {
+//!     println!("{}:{} {:?}", hit.path, hit.start_line, hit.symbol);
+//! }
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod chunk;
+pub mod config;
+pub mod error;
+pub mod index;
+pub mod lang;
+pub mod manifest;
+pub mod search;
+pub mod tokenizer;
+pub mod update;
+pub mod walk;
+
+pub use chunk::{Chunk, ChunkKind, Chunker};
+pub use config::IndexConfig;
+pub use error::{Error, Result};
+pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice};
+pub use lang::Language;
+pub use search::{Hit, SearchOptions};
+pub use update::{NoProgress, Progress, Skipped, UpdateOptions, UpdateReport};

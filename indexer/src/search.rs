@@ -1,0 +1,208 @@
+//! Lexical search: BM25 over chunk text, symbol names, enclosing names and paths, all analysed
+//! with the code tokenizer; each hit carries the lines that best explain why it matched.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use tantivy::collector::TopDocs;
+use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::schema::{IndexRecordOption, Value};
+use tantivy::{TantivyDocument, Term};
+
+use crate::error::{Error, Result};
+use crate::index::CodeIndex;
+use crate::tokenizer::tokenize;
+
+/// Weight of a match in the symbol name, relative to one in the chunk text.
+pub const SYMBOL_BOOST: f32 = 3.0;
+/// Weight of a match in the path.
+pub const PATH_BOOST: f32 = 1.5;
+/// Weight of a match in the enclosing symbol's name.
+pub const CONTAINER_BOOST: f32 = 1.0;
+
+/// How to search.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// How many hits to return.
+    pub k: usize,
+    /// At most this many hits from one file (`None`: no limit).
+    pub max_per_file: Option<usize>,
+}
+
+impl Default for SearchOptions {
+    fn default() -> Self {
+        SearchOptions { k: 10, max_per_file: None }
+    }
+}
+
+/// One search result. Its JSON form is the `sift search --json` contract: keep it stable.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Hit {
+    /// Path relative to the root, `/`-separated.
+    pub path: String,
+    /// First line of the chunk, 1-based.
+    pub start_line: u64,
+    /// Last line of the chunk, 1-based, inclusive.
+    pub end_line: u64,
+    /// Relevance; higher is better. Comparable within one result list only.
+    pub score: f32,
+    /// The defined symbol, when the chunk is a definition.
+    pub symbol: Option<String>,
+    /// What the chunk is (`function`, `method`, `class`, `top-level`, `lines`…).
+    pub kind: String,
+    /// The enclosing symbol (a method's class or impl), when there is one.
+    pub container: Option<String>,
+    /// Language or text label (`rust`, `python`, `markdown`, `text`…).
+    pub language: String,
+    /// The line that matched best, 1-based.
+    pub match_line: u64,
+    /// Up to three lines around `match_line`, each cut at 200 characters.
+    pub snippet: String,
+}
+
+impl CodeIndex {
+    /// Searches the index for `query`; best first.
+    pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let mut tokens = tokenize(query);
+        let mut seen = HashSet::new();
+        tokens.retain(|t| seen.insert(t.clone()));
+        if tokens.is_empty() {
+            return Err(Error::EmptyQuery(query.to_string()));
+        }
+        let f = self.fields;
+        let term_query = |field, token: &str, boost: f32| -> Box<dyn Query> {
+            let q =
+                TermQuery::new(Term::from_field_text(field, token), IndexRecordOption::WithFreqs);
+            if boost == 1.0 { Box::new(q) } else { Box::new(BoostQuery::new(Box::new(q), boost)) }
+        };
+        let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
+            .iter()
+            .map(|t| {
+                let per_token: Vec<(Occur, Box<dyn Query>)> = vec![
+                    (Occur::Should, term_query(f.content, t, 1.0)),
+                    (Occur::Should, term_query(f.symbol, t, SYMBOL_BOOST)),
+                    (Occur::Should, term_query(f.path_words, t, PATH_BOOST)),
+                    (Occur::Should, term_query(f.container, t, CONTAINER_BOOST)),
+                ];
+                (Occur::Should, Box::new(BooleanQuery::new(per_token)) as Box<dyn Query>)
+            })
+            .collect();
+        let query = BooleanQuery::new(clauses);
+        let searcher = self.reader.searcher();
+        let fetch = match opts.max_per_file {
+            Some(_) => opts.k.saturating_mul(4).max(opts.k),
+            None => opts.k,
+        };
+        let top = searcher
+            .search(&query, &TopDocs::with_limit(fetch.max(1)).order_by_score())
+            .map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+        let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+        let mut per_file = std::collections::HashMap::<String, usize>::new();
+        let mut hits = Vec::with_capacity(opts.k);
+        for (score, addr) in top {
+            let doc: TantivyDocument =
+                searcher.doc(addr).map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
+            let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+            let path = text(f.path).unwrap_or_default();
+            if let Some(max) = opts.max_per_file {
+                let n = per_file.entry(path.clone()).or_default();
+                if *n >= max {
+                    continue;
+                }
+                *n += 1;
+            }
+            let start_line = num(f.start_line);
+            let content = text(f.content).unwrap_or_default();
+            let (match_line, snippet) = snippet(&content, start_line, &wanted);
+            hits.push(Hit {
+                path,
+                start_line,
+                end_line: num(f.end_line),
+                score,
+                symbol: text(f.symbol),
+                kind: text(f.kind).unwrap_or_default(),
+                container: text(f.container),
+                language: text(f.lang).unwrap_or_default(),
+                match_line,
+                snippet,
+            });
+            if hits.len() >= opts.k {
+                break;
+            }
+        }
+        Ok(hits)
+    }
+}
+
+const SNIPPET_LINE_CHARS: usize = 200;
+
+/// Picks the line of `content` holding the most distinct query tokens and returns its number
+/// with up to one line of context on each side.
+pub fn snippet(content: &str, start_line: u64, wanted: &HashSet<&str>) -> (u64, String) {
+    let lines: Vec<&str> = content.lines().collect();
+    let mut best = (0usize, None::<usize>);
+    for (i, line) in lines.iter().enumerate() {
+        let mut found = HashSet::new();
+        for token in tokenize(line) {
+            if wanted.contains(token.as_str()) {
+                found.insert(token);
+            }
+        }
+        if found.len() > best.0 {
+            best = (found.len(), Some(i));
+        }
+    }
+    let center =
+        best.1.unwrap_or_else(|| lines.iter().position(|l| !l.trim().is_empty()).unwrap_or(0));
+    let from = if best.1.is_some() { center.saturating_sub(1) } else { center };
+    let to = if best.1.is_some() {
+        (center + 1).min(lines.len().saturating_sub(1))
+    } else {
+        (center + 2).min(lines.len().saturating_sub(1))
+    };
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate().take(to + 1).skip(from) {
+        if i > from {
+            out.push('\n');
+        }
+        out.push_str(cut(line, SNIPPET_LINE_CHARS));
+    }
+    (start_line + center as u64, out)
+}
+
+fn cut(line: &str, max_chars: usize) -> &str {
+    match line.char_indices().nth(max_chars) {
+        Some((at, _)) => &line[..at],
+        None => line,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn snippet_centres_on_the_best_line() {
+        let content = "fn a() {\n    let x = 1;\n    parse_config(path)\n}\n";
+        let wanted: HashSet<&str> = ["parse", "config"].into_iter().collect();
+        let (line, text) = snippet(content, 10, &wanted);
+        assert_eq!(line, 12);
+        assert_eq!(text, "    let x = 1;\n    parse_config(path)\n}");
+    }
+
+    #[test]
+    fn snippet_without_a_matching_line_shows_the_start() {
+        let content = "\nclass Foo:\n    pass\n    x = 2\n";
+        let wanted: HashSet<&str> = ["zzz"].into_iter().collect();
+        let (line, text) = snippet(content, 1, &wanted);
+        assert_eq!(line, 2);
+        assert_eq!(text, "class Foo:\n    pass\n    x = 2");
+    }
+
+    #[test]
+    fn long_lines_are_cut_on_a_char_boundary() {
+        let line = "é".repeat(300);
+        assert_eq!(cut(&line, SNIPPET_LINE_CHARS).chars().count(), SNIPPET_LINE_CHARS);
+    }
+}

@@ -1,0 +1,408 @@
+//! Bringing the index up to date with the tree: walk, compare with the manifest, re-read what
+//! changed, re-chunk what differs, delete what is gone, commit.
+//!
+//! Work is split so that the expensive part runs in parallel and the index stays consistent:
+//! worker threads read, hash and chunk files; one thread (the caller's) owns the tantivy writer
+//! and the manifest, applies each result (delete the file's old chunks, add the new ones) and
+//! commits every [`UpdateOptions::commit_interval`] and at the end. The manifest written with
+//! each commit describes exactly what that commit holds (see [`crate::manifest`]), so an update
+//! killed at any moment resumes from its last commit.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+use tantivy::{IndexWriter, TantivyDocument, Term};
+
+use crate::chunk::Chunker;
+use crate::config::IndexConfig;
+use crate::error::{Error, Result};
+use crate::index::{CodeIndex, Fields};
+use crate::lang::{Language, text_label};
+use crate::manifest::{CommitPayload, FileRecord, Manifest, Skip};
+use crate::walk::{FoundFile, walk};
+
+/// How to run an update.
+#[derive(Debug, Clone)]
+pub struct UpdateOptions {
+    /// Which files to index.
+    pub config: IndexConfig,
+    /// Threads that read and chunk files (the caller's thread writes).
+    pub threads: usize,
+    /// Commit at least this often, so a killed update keeps its progress.
+    pub commit_interval: Duration,
+}
+
+impl Default for UpdateOptions {
+    fn default() -> Self {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        UpdateOptions {
+            config: IndexConfig::default(),
+            threads: cores.clamp(1, 8),
+            commit_interval: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Receives progress while an update runs. Called from the updating thread only.
+pub trait Progress {
+    /// A phase starts; `total` is the number of steps when known.
+    fn phase(&self, name: &'static str, total: Option<u64>);
+    /// `n` more steps of the current phase are done.
+    fn advance(&self, n: u64);
+}
+
+/// A [`Progress`] that ignores everything.
+pub struct NoProgress;
+
+impl Progress for NoProgress {
+    fn phase(&self, _: &'static str, _: Option<u64>) {}
+    fn advance(&self, _: u64) {}
+}
+
+/// Files left out of the index, by reason.
+#[derive(Debug, Default, Clone, Serialize, PartialEq, Eq)]
+pub struct Skipped {
+    /// Files with NUL bytes near the start.
+    pub binary: u64,
+    /// Files over the size limit.
+    pub too_large: u64,
+    /// Symbolic links that loop.
+    pub symlink_loops: u64,
+    /// Files that could not be read.
+    pub unreadable: u64,
+}
+
+/// What an update did.
+#[derive(Debug, Default, Clone, Serialize)]
+pub struct UpdateReport {
+    /// Files indexed for the first time.
+    pub added: u64,
+    /// Files whose content changed and were re-chunked.
+    pub changed: u64,
+    /// Files removed from the index (deleted, now ignored, or now too large).
+    pub removed: u64,
+    /// Files whose size or time changed but whose content did not.
+    pub touched: u64,
+    /// Files left as they were without reading them.
+    pub unchanged: u64,
+    /// Chunks written by this update.
+    pub chunks_written: u64,
+    /// Bytes read from files whose content was examined.
+    pub bytes_read: u64,
+    /// Files skipped, by reason (whether or not they changed).
+    pub skipped: Skipped,
+    /// A few unreadable paths with their errors, for the user.
+    pub unreadable_examples: Vec<(String, String)>,
+    /// Files in the index afterwards.
+    pub files_total: u64,
+    /// Chunks in the index afterwards.
+    pub chunks_total: u64,
+    /// Commits made.
+    pub commits: u64,
+    /// Wall time of the update in milliseconds.
+    pub elapsed_ms: u64,
+}
+
+impl UpdateReport {
+    /// Whether the update changed the index.
+    pub fn changed_anything(&self) -> bool {
+        self.added + self.changed + self.removed + self.touched > 0
+    }
+}
+
+/// The work planned for one file.
+struct Job {
+    file: FoundFile,
+    old: Option<FileRecord>,
+}
+
+/// What a worker made of a job.
+enum Outcome {
+    Indexed { rel: String, record: FileRecord, docs: Vec<TantivyDocument>, was_new: bool },
+    Touched { rel: String, record: FileRecord },
+    Binary { rel: String, record: FileRecord },
+    Unreadable { rel: String, error: String },
+}
+
+/// How long before the start of an update a modification time must be for the manifest to
+/// trust it next time (file systems with coarse timestamps can hide a later edit).
+const RACY_WINDOW_NS: i64 = 2_000_000_000;
+
+struct Plan {
+    jobs: Vec<Job>,
+    /// Paths in the index that must go (deleted, ignored, too large).
+    removed: Vec<String>,
+    /// The manifest with unchanged records kept and removed paths dropped.
+    base: Manifest,
+    unchanged: u64,
+    skipped_binary_unchanged: u64,
+}
+
+fn plan(files: &[FoundFile], too_large: &[FoundFile], old: &Manifest) -> Plan {
+    let mut base = Manifest::default();
+    let mut jobs = Vec::new();
+    let mut unchanged = 0;
+    let mut skipped_binary_unchanged = 0;
+    for file in files {
+        match old.files.get(&file.rel) {
+            Some(rec) if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns => {
+                base.files.insert(file.rel.clone(), rec.clone());
+                unchanged += 1;
+                if rec.skip == Some(Skip::Binary) {
+                    skipped_binary_unchanged += 1;
+                }
+            }
+            Some(rec) => {
+                // Its old chunks stay in the index until the job replaces them.
+                base.files.insert(file.rel.clone(), rec.clone());
+                jobs.push(Job { file: file.clone(), old: Some(rec.clone()) });
+            }
+            None => jobs.push(Job { file: file.clone(), old: None }),
+        }
+    }
+    let mut present: std::collections::HashSet<&str> =
+        files.iter().map(|f| f.rel.as_str()).collect();
+    for f in too_large {
+        present.remove(f.rel.as_str());
+    }
+    let mut removed: Vec<String> =
+        old.files.keys().filter(|p| !present.contains(p.as_str())).cloned().collect();
+    removed.sort();
+    Plan { jobs, removed, base, unchanged, skipped_binary_unchanged }
+}
+
+impl CodeIndex {
+    /// Brings the index up to date with the files under the root.
+    ///
+    /// Takes the writer lock only when something changed; fails with [`Error::Locked`] when
+    /// another process is updating the same index.
+    pub fn update(&self, opts: &UpdateOptions, progress: &dyn Progress) -> Result<UpdateReport> {
+        let started = Instant::now();
+        let scan_start_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
+        progress.phase("scanning", None);
+        let walked = walk(&self.layout.root, &opts.config);
+        let mut report = UpdateReport {
+            skipped: Skipped {
+                too_large: walked.too_large.len() as u64,
+                symlink_loops: walked.symlink_loops.len() as u64,
+                unreadable: walked.unreadable.len() as u64,
+                binary: 0,
+            },
+            unreadable_examples: walked.unreadable.iter().take(5).cloned().collect(),
+            ..UpdateReport::default()
+        };
+
+        let mut planned = plan(&walked.files, &walked.too_large, &self.manifest()?);
+        let mut writer: Option<IndexWriter> = None;
+        if !planned.jobs.is_empty() || !planned.removed.is_empty() {
+            // Re-plan under the lock: another process may have committed since we looked.
+            writer = Some(self.writer(opts.threads.div_ceil(2))?);
+            planned = plan(&walked.files, &walked.too_large, &self.manifest()?);
+        }
+        report.unchanged = planned.unchanged;
+        report.skipped.binary = planned.skipped_binary_unchanged;
+
+        if let Some(mut writer) = writer {
+            self.apply(&mut writer, planned, opts, scan_start_ns, progress, &mut report)?;
+            progress.phase("merging", None);
+            writer.wait_merging_threads().map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+            self.reload()?;
+        }
+        report.files_total =
+            self.manifest()?.files.values().filter(|r| r.skip.is_none()).count() as u64;
+        report.chunks_total = self.num_chunks();
+        report.elapsed_ms = started.elapsed().as_millis() as u64;
+        Ok(report)
+    }
+
+    fn apply(
+        &self,
+        writer: &mut IndexWriter,
+        planned: Plan,
+        opts: &UpdateOptions,
+        scan_start_ns: i64,
+        progress: &dyn Progress,
+        report: &mut UpdateReport,
+    ) -> Result<()> {
+        let fields = self.fields;
+        let mut current = planned.base;
+        for path in &planned.removed {
+            writer.delete_term(Term::from_field_text(fields.path, path));
+            report.removed += 1;
+        }
+        let jobs = planned.jobs;
+        progress.phase("indexing", Some(jobs.len() as u64));
+        let mut last_commit = Instant::now();
+        let next = AtomicUsize::new(0);
+        let (tx, rx) = crossbeam_channel::bounded::<Outcome>(64);
+        let threads = opts.threads.max(1).min(jobs.len().max(1));
+        std::thread::scope(|scope| -> Result<()> {
+            for _ in 0..threads {
+                let tx = tx.clone();
+                let (jobs, next) = (&jobs, &next);
+                scope.spawn(move || {
+                    let mut chunker = Chunker::default();
+                    loop {
+                        let i = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(job) = jobs.get(i) else { break };
+                        let outcome = process(job, &fields, &mut chunker, scan_start_ns);
+                        if tx.send(outcome).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(tx);
+            let mut failure = None;
+            for outcome in rx.iter() {
+                if failure.is_some() {
+                    continue; // drain so workers finish
+                }
+                progress.advance(1);
+                match outcome {
+                    Outcome::Indexed { rel, record, docs, was_new } => {
+                        writer.delete_term(Term::from_field_text(fields.path, &rel));
+                        report.chunks_written += docs.len() as u64;
+                        report.bytes_read += record.size;
+                        for doc in docs {
+                            if let Err(e) = writer.add_document(doc) {
+                                failure = Some(Error::tantivy(&self.layout.index_dir, e));
+                                break;
+                            }
+                        }
+                        if was_new {
+                            report.added += 1
+                        } else {
+                            report.changed += 1
+                        }
+                        current.files.insert(rel, record);
+                    }
+                    Outcome::Touched { rel, record } => {
+                        report.touched += 1;
+                        report.bytes_read += record.size;
+                        current.files.insert(rel, record);
+                    }
+                    Outcome::Binary { rel, record } => {
+                        writer.delete_term(Term::from_field_text(fields.path, &rel));
+                        report.skipped.binary += 1;
+                        current.files.insert(rel, record);
+                    }
+                    Outcome::Unreadable { rel, error } => {
+                        writer.delete_term(Term::from_field_text(fields.path, &rel));
+                        if current.files.remove(&rel).is_some() {
+                            report.removed += 1;
+                        }
+                        report.skipped.unreadable += 1;
+                        if report.unreadable_examples.len() < 5 {
+                            report.unreadable_examples.push((rel, error));
+                        }
+                    }
+                }
+                if failure.is_none() && last_commit.elapsed() >= opts.commit_interval {
+                    if let Err(e) = self.commit(writer, &current) {
+                        failure = Some(e);
+                    }
+                    report.commits += 1;
+                    last_commit = Instant::now();
+                }
+            }
+            match failure {
+                Some(e) => Err(e),
+                None => Ok(()),
+            }
+        })?;
+        progress.phase("committing", None);
+        self.commit(writer, &current)?;
+        report.commits += 1;
+        Ok(())
+    }
+
+    /// Writes the manifest, then commits the writer with a payload naming it.
+    fn commit(&self, writer: &mut IndexWriter, manifest: &Manifest) -> Result<()> {
+        let dir = &self.layout.index_dir;
+        let name = manifest.store(dir)?;
+        let payload = serde_json::to_string(&CommitPayload { manifest: name.clone() })
+            .map_err(|e| Error::Index { path: dir.clone(), message: e.to_string() })?;
+        let mut prepared = writer.prepare_commit().map_err(|e| Error::tantivy(dir, e))?;
+        prepared.set_payload(&payload);
+        prepared.commit().map_err(|e| Error::tantivy(dir, e))?;
+        Manifest::remove_others(dir, &name);
+        Ok(())
+    }
+}
+
+/// Bytes examined for NUL when deciding whether a file is binary (the same rule as git's).
+const BINARY_SNIFF: usize = 8000;
+
+fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64) -> Outcome {
+    let rel = job.file.rel.clone();
+    let bytes = match std::fs::read(&job.file.abs) {
+        Ok(bytes) => bytes,
+        Err(e) => return Outcome::Unreadable { rel, error: e.to_string() },
+    };
+    let hash = blake3::hash(&bytes);
+    let hash = hex16(hash.as_bytes());
+    let path = Path::new(&rel);
+    let lang = Language::from_path(path).map_or_else(|| text_label(path), Language::name);
+    let mut record = FileRecord {
+        hash,
+        size: bytes.len() as u64,
+        mtime_ns: job.file.mtime_ns,
+        racy: job.file.mtime_ns >= scan_start_ns - RACY_WINDOW_NS,
+        chunks: 0,
+        lang: lang.to_string(),
+        skip: None,
+    };
+    if memchr::memchr(0, &bytes[..bytes.len().min(BINARY_SNIFF)]).is_some() {
+        record.skip = Some(Skip::Binary);
+        return Outcome::Binary { rel, record };
+    }
+    if let Some(old) = &job.old
+        && old.hash == record.hash
+        && old.skip.is_none()
+    {
+        record.chunks = old.chunks;
+        return Outcome::Touched { rel, record };
+    }
+    let text = match String::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    let chunked = chunker.chunk(path, &text);
+    let mut docs = Vec::with_capacity(chunked.chunks.len());
+    for chunk in &chunked.chunks {
+        let mut doc = TantivyDocument::default();
+        doc.add_text(fields.path, &rel);
+        doc.add_text(fields.path_words, &rel);
+        doc.add_text(fields.lang, lang);
+        doc.add_text(fields.kind, chunk.kind.as_str());
+        if let Some(symbol) = &chunk.symbol {
+            doc.add_text(fields.symbol, symbol);
+        }
+        if let Some(container) = &chunk.container {
+            doc.add_text(fields.container, container);
+        }
+        if let Some(kind) = chunk.container_kind {
+            doc.add_text(fields.container_kind, kind.as_str());
+        }
+        doc.add_text(fields.content, chunked.text_of(&text, chunk));
+        doc.add_u64(fields.start_line, chunk.start_row as u64 + 1);
+        doc.add_u64(fields.end_line, chunk.end_row as u64 + 1);
+        docs.push(doc);
+    }
+    record.chunks = docs.len() as u32;
+    Outcome::Indexed { rel, record, docs, was_new: job.old.is_none() }
+}
+
+fn hex16(bytes: &[u8]) -> String {
+    use std::fmt::Write;
+    let mut out = String::with_capacity(32);
+    for b in &bytes[..16] {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

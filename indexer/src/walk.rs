@@ -1,0 +1,154 @@
+//! Which files are indexed: the tree under the root, minus what ignore files exclude.
+//!
+//! Honours `.gitignore` (also outside git repositories), `.git/info/exclude`, the global git
+//! excludes file, `.ignore`, and sift's own `.siftignore` plus `.cursorignore` (gitignore syntax,
+//! negation included; these two take precedence, so `!path` in them re-includes a file that
+//! `.gitignore` leaves out). Hidden files are indexed (`.github/` holds code too); version-control
+//! directories and `.sift/` never are. Files over the size limit and symbolic-link loops are
+//! skipped and counted.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+use crate::config::IndexConfig;
+
+/// Directory names that are never walked into.
+pub const ALWAYS_SKIPPED_DIRS: &[&str] = &[".git", ".sift", ".hg", ".svn", ".jj"];
+
+/// A file found by the walk.
+#[derive(Debug, Clone)]
+pub struct FoundFile {
+    /// Path relative to the root, `/`-separated.
+    pub rel: String,
+    /// Absolute path.
+    pub abs: PathBuf,
+    /// Size in bytes.
+    pub size: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
+    pub mtime_ns: i64,
+}
+
+/// What the walk found.
+#[derive(Debug, Default)]
+pub struct WalkOutcome {
+    /// Files to consider, sorted by path.
+    pub files: Vec<FoundFile>,
+    /// Files skipped for their size.
+    pub too_large: Vec<FoundFile>,
+    /// Symbolic links skipped because they loop.
+    pub symlink_loops: Vec<String>,
+    /// Entries that could not be read (permissions, vanished while walking).
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// Walks `root` with `config`'s rules.
+pub fn walk(root: &Path, config: &IndexConfig) -> WalkOutcome {
+    let mut builder = ignore::WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .parents(true)
+        .ignore(true)
+        .git_ignore(true)
+        .git_global(true)
+        .git_exclude(true)
+        .require_git(false)
+        .follow_links(config.follow_symlinks)
+        .add_custom_ignore_filename(".siftignore")
+        .add_custom_ignore_filename(".cursorignore")
+        .filter_entry(|entry| {
+            !(entry.depth() > 0
+                && entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.file_name().to_str().is_some_and(|n| ALWAYS_SKIPPED_DIRS.contains(&n)))
+        });
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    builder.threads(threads);
+    let outcome = Mutex::new(WalkOutcome::default());
+    let max = config.max_file_size;
+    builder.build_parallel().run(|| {
+        let outcome = &outcome;
+        Box::new(move |result| {
+            use ignore::WalkState::Continue;
+            let entry = match result {
+                Ok(entry) => entry,
+                Err(err) => {
+                    let mut out = outcome.lock().unwrap_or_else(|e| e.into_inner());
+                    if is_loop(&err) {
+                        out.symlink_loops.push(error_path(&err, root));
+                    } else {
+                        out.unreadable.push((error_path(&err, root), err.to_string()));
+                    }
+                    return Continue;
+                }
+            };
+            if !entry.file_type().is_some_and(|t| t.is_file()) {
+                return Continue;
+            }
+            let rel = relative(root, entry.path());
+            let meta = match entry.metadata() {
+                Ok(m) => m,
+                Err(err) => {
+                    let mut out = outcome.lock().unwrap_or_else(|e| e.into_inner());
+                    out.unreadable.push((rel, err.to_string()));
+                    return Continue;
+                }
+            };
+            let mtime_ns = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
+            let found = FoundFile { rel, abs: entry.into_path(), size: meta.len(), mtime_ns };
+            let mut out = outcome.lock().unwrap_or_else(|e| e.into_inner());
+            if found.size > max {
+                out.too_large.push(found);
+            } else {
+                out.files.push(found);
+            }
+            Continue
+        })
+    });
+    let mut outcome = outcome.into_inner().unwrap_or_else(|e| e.into_inner());
+    outcome.files.sort_by(|a, b| a.rel.cmp(&b.rel));
+    // A file reached twice through links keeps its first path.
+    outcome.files.dedup_by(|a, b| a.rel == b.rel);
+    outcome.too_large.sort_by(|a, b| a.rel.cmp(&b.rel));
+    outcome.symlink_loops.sort();
+    outcome.unreadable.sort();
+    outcome
+}
+
+/// `path` relative to `root`, `/`-separated.
+pub fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let mut out = String::new();
+    for (i, part) in rel.components().enumerate() {
+        if i > 0 {
+            out.push('/');
+        }
+        out.push_str(&part.as_os_str().to_string_lossy());
+    }
+    out
+}
+
+fn is_loop(err: &ignore::Error) -> bool {
+    match err {
+        ignore::Error::Loop { .. } => true,
+        ignore::Error::WithPath { err, .. }
+        | ignore::Error::WithDepth { err, .. }
+        | ignore::Error::WithLineNumber { err, .. } => is_loop(err),
+        ignore::Error::Partial(errs) => errs.iter().any(is_loop),
+        _ => false,
+    }
+}
+
+fn error_path(err: &ignore::Error, root: &Path) -> String {
+    match err {
+        ignore::Error::Loop { child, .. } => relative(root, child),
+        ignore::Error::WithPath { path, .. } => relative(root, path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err, root)
+        }
+        _ => String::from("?"),
+    }
+}

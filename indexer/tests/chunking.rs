@@ -1,0 +1,144 @@
+//! Snapshot tests of chunking per language, plus the coverage property on every fixture.
+
+use std::path::Path;
+
+use sift_indexer::chunk::{ChunkLimits, Chunker};
+
+/// Small limits so the fixtures exercise container splitting and windowing.
+fn limits() -> ChunkLimits {
+    ChunkLimits { split_container_lines: 8, max_def_lines: 30, window_lines: 12 }
+}
+
+fn fixture(name: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/chunk").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Renders chunks one per line: range, kind, symbol, container, first line of text.
+fn render(name: &str) -> String {
+    let text = fixture(name);
+    let mut chunker = Chunker::with_limits(limits());
+    let chunked = chunker.chunk(Path::new(name), &text);
+    let mut out = format!("parsed: {}\n", chunked.parsed);
+    for c in &chunked.chunks {
+        let first = chunked.text_of(&text, c).lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+        let container = match (&c.container_kind, &c.container) {
+            (Some(k), Some(n)) => format!(" in {} {n}", k.as_str()),
+            _ => String::new(),
+        };
+        out.push_str(&format!(
+            "{:>3}-{:<3} {} {}{} | {}\n",
+            c.start_row + 1,
+            c.end_row + 1,
+            c.kind.as_str(),
+            c.symbol.as_deref().unwrap_or("-"),
+            container,
+            first.trim()
+        ));
+    }
+    out
+}
+
+macro_rules! snapshot {
+    ($test:ident, $file:expr) => {
+        #[test]
+        fn $test() {
+            insta::assert_snapshot!(render($file));
+        }
+    };
+}
+
+snapshot!(rust, "sample.rs");
+snapshot!(python, "sample.py");
+snapshot!(javascript, "sample.js");
+snapshot!(typescript, "sample.ts");
+snapshot!(tsx, "sample.tsx");
+snapshot!(go, "sample.go");
+snapshot!(java, "Sample.java");
+snapshot!(c, "sample.c");
+snapshot!(cpp, "sample.cpp");
+snapshot!(markdown_falls_back_to_lines, "notes.md");
+
+const FIXTURES: &[&str] = &[
+    "sample.rs",
+    "sample.py",
+    "sample.js",
+    "sample.ts",
+    "sample.tsx",
+    "sample.go",
+    "Sample.java",
+    "sample.c",
+    "sample.cpp",
+    "notes.md",
+];
+
+/// Every line with a letter or digit on it must be findable: it lies in some chunk.
+#[test]
+fn every_meaningful_line_is_in_a_chunk() {
+    for limits in [limits(), ChunkLimits::default()] {
+        for name in FIXTURES {
+            let text = fixture(name);
+            let chunked = Chunker::with_limits(limits).chunk(Path::new(name), &text);
+            for (row, line) in text.lines().enumerate() {
+                if line.chars().any(char::is_alphanumeric) {
+                    assert!(
+                        chunked.chunks.iter().any(|c| c.start_row <= row && row <= c.end_row),
+                        "{name}:{} is in no chunk: {line:?}",
+                        row + 1
+                    );
+                }
+            }
+            for c in &chunked.chunks {
+                assert!(c.start_row <= c.end_row, "{name}: inverted chunk {c:?}");
+                assert!(
+                    c.end_row - c.start_row
+                        < limits.max_def_lines.max(limits.window_lines)
+                            + limits.split_container_lines,
+                    "{name}: oversized {c:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn broken_code_still_chunks() {
+    let text = "fn ok() { 1 }\n\nfn broken( {\n  let x = ;\n}\n\nstruct S { a: u8 }\n";
+    let chunked = Chunker::default().chunk(Path::new("x.rs"), text);
+    assert!(chunked.parsed);
+    let symbols: Vec<_> = chunked.chunks.iter().filter_map(|c| c.symbol.as_deref()).collect();
+    assert!(symbols.contains(&"ok"), "{symbols:?}");
+    assert!(symbols.contains(&"S"), "{symbols:?}");
+}
+
+#[test]
+fn empty_and_blank_files_have_no_chunks() {
+    for text in ["", "\n\n   \n", "}\n)\n"] {
+        for name in ["a.rs", "a.txt"] {
+            let chunked = Chunker::default().chunk(Path::new(name), text);
+            assert!(chunked.chunks.is_empty(), "{name} {text:?}: {:?}", chunked.chunks);
+        }
+    }
+}
+
+#[test]
+fn long_functions_are_windowed_and_keep_their_name() {
+    let mut text = String::from("fn long_one() {\n");
+    for i in 0..100 {
+        text.push_str(&format!("    let v{i} = {i};\n"));
+    }
+    text.push_str("}\n");
+    let chunked = Chunker::with_limits(limits()).chunk(Path::new("l.rs"), &text);
+    assert!(chunked.chunks.len() >= 8, "{}", chunked.chunks.len());
+    assert!(chunked.chunks.iter().all(|c| c.symbol.as_deref() == Some("long_one")));
+    assert!(chunked.chunks.iter().all(|c| c.end_row - c.start_row < 12));
+}
+
+#[test]
+fn crlf_and_non_utf8_lossy_text_chunk() {
+    let text = "def a():\r\n    return 1\r\n\r\ndef b():\r\n    return 'é\u{FFFD}'\r\n";
+    let chunked = Chunker::default().chunk(Path::new("x.py"), text);
+    let names: Vec<_> = chunked.chunks.iter().filter_map(|c| c.symbol.clone()).collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(chunked.text_of(text, &chunked.chunks[0]), "def a():\r\n    return 1");
+}

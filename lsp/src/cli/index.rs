@@ -1,0 +1,103 @@
+//! `sift index`: build or update the index and say what was done.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use sift_indexer::{CodeIndex, OpenNotice, UpdateReport};
+
+use super::progress::TerminalProgress;
+use super::{RepoArgs, WalkArgs, human_bytes};
+
+/// Arguments of `sift index`.
+#[derive(Debug, Args)]
+pub struct IndexArgs {
+    /// The repository root (same as --path) [default: the current directory].
+    #[arg(value_name = "PATH", conflicts_with = "path")]
+    positional: Option<PathBuf>,
+    #[command(flatten)]
+    repo: RepoArgs,
+    #[command(flatten)]
+    walk: WalkArgs,
+    /// Throw the existing index away and build it again from scratch.
+    #[arg(long)]
+    rebuild: bool,
+    /// Print the report as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// Runs `sift index`.
+pub fn run(args: IndexArgs) -> Result<ExitCode> {
+    let root = args.positional.clone().unwrap_or_else(|| args.repo.root());
+    let opts = super::update_options(&root, &args.walk)?;
+    let (index, notice) = if args.rebuild {
+        (CodeIndex::rebuild(&root)?, None)
+    } else {
+        CodeIndex::open_or_create(&root)?
+    };
+    if let Some(OpenNotice::Rebuilt { old_format }) = notice {
+        eprintln!(
+            "note: the index had format {old_format}, older than this sift's ({}); rebuilding it",
+            sift_indexer::FORMAT_VERSION
+        );
+    }
+    let progress = TerminalProgress::new(args.quiet || args.json);
+    let report = index.update(&opts, &progress);
+    progress.finish();
+    let report = report?;
+    if args.json {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{}", serde_json::to_string(&report)?);
+        }
+    } else {
+        print_report(&index, &report, opts.config.max_file_size);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints what an update did, for people.
+#[allow(clippy::print_stdout)]
+pub fn print_report(index: &CodeIndex, r: &UpdateReport, max_file_size: u64) {
+    let secs = r.elapsed_ms as f64 / 1000.0;
+    if r.changed_anything() {
+        println!("indexed {} in {secs:.2} s", index.root().display());
+        println!(
+            "  {} added, {} changed, {} removed, {} touched (content unchanged), {} unchanged",
+            r.added, r.changed, r.removed, r.touched, r.unchanged
+        );
+        println!(
+            "  {} chunks written from {}; the index holds {} files, {} chunks",
+            r.chunks_written,
+            human_bytes(r.bytes_read),
+            r.files_total,
+            r.chunks_total
+        );
+    } else {
+        println!(
+            "index of {} is up to date: {} files, {} chunks (checked in {secs:.2} s)",
+            index.root().display(),
+            r.files_total,
+            r.chunks_total
+        );
+    }
+    let s = &r.skipped;
+    if s.binary + s.too_large + s.symlink_loops + s.unreadable > 0 {
+        println!(
+            "  skipped: {} binary, {} over {}, {} symlink loops, {} unreadable",
+            s.binary,
+            s.too_large,
+            human_bytes(max_file_size),
+            s.symlink_loops,
+            s.unreadable
+        );
+    }
+    for (path, err) in &r.unreadable_examples {
+        println!("    cannot read {path}: {err}");
+    }
+}

@@ -1,0 +1,155 @@
+//! Command-line parsing and the subcommands. One shape for all of them: every subcommand that
+//! works on a repository takes `--path PATH` (default: the current directory).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use sift_indexer::IndexConfig;
+
+mod index;
+mod progress;
+mod search;
+mod status;
+
+/// sift: a local-first code assistant. Indexes a repository and searches it.
+#[derive(Debug, Parser)]
+#[command(name = "sift", version, about, long_about = None, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Build or update the code index of a repository (incremental: only changed files are read).
+    Index(index::IndexArgs),
+    /// Search the code index (builds or refreshes it first when needed).
+    Search(search::SearchArgs),
+    /// Show what the index holds and whether it is up to date.
+    Status(status::StatusArgs),
+}
+
+/// Options shared by every subcommand that works on a repository.
+#[derive(Debug, Clone, Args)]
+pub struct RepoArgs {
+    /// The repository root [default: the current directory].
+    #[arg(long = "path", value_name = "PATH", global = false)]
+    pub path: Option<PathBuf>,
+}
+
+impl RepoArgs {
+    /// The root to work on.
+    pub fn root(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+}
+
+/// Options that decide which files are indexed; they override `.sift/config.toml`.
+#[derive(Debug, Clone, Args)]
+pub struct WalkArgs {
+    /// Skip files larger than this (bytes, or a size such as `2MiB`) [default: 1 MiB, or
+    /// `[index] max_file_size` in .sift/config.toml].
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_arg)]
+    pub max_file_size: Option<u64>,
+    /// Do not follow symbolic links.
+    #[arg(long)]
+    pub no_follow_symlinks: bool,
+}
+
+fn parse_size_arg(text: &str) -> std::result::Result<u64, String> {
+    sift_indexer::config::parse_size(text)
+}
+
+/// Search modes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Mode {
+    /// BM25 over code-aware tokens.
+    Lexical,
+    /// Embedding similarity (needs embeddings).
+    Semantic,
+    /// Lexical and semantic fused.
+    Hybrid,
+}
+
+/// Runs the parsed command line.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
+        Command::Index(args) => index::run(args),
+        Command::Search(args) => search::run(args),
+        Command::Status(args) => status::run(args),
+    }
+}
+
+/// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
+pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
+    let path = root.join(".sift").join("config.toml");
+    let mut config = match std::fs::read_to_string(&path) {
+        Ok(text) => {
+            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+                sift_indexer::Error::Config { path: path.clone(), reason: e.message().to_string() }
+            })?;
+            IndexConfig::from_table(&table, &path)?
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => IndexConfig::default(),
+        Err(e) => return Err(sift_indexer::Error::io("read", &path, e).into()),
+    };
+    if let Some(max) = walk.max_file_size {
+        config.max_file_size = max;
+    }
+    if walk.no_follow_symlinks {
+        config.follow_symlinks = false;
+    }
+    Ok(config)
+}
+
+/// The update options for `root`: configuration plus the environment's tuning knobs
+/// (`SIFT_THREADS`, `SIFT_COMMIT_INTERVAL_MS`).
+pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_indexer::UpdateOptions> {
+    let mut opts =
+        sift_indexer::UpdateOptions { config: index_config(root, walk)?, ..Default::default() };
+    if let Some(n) = env_number("SIFT_THREADS")? {
+        opts.threads = (n as usize).max(1);
+    }
+    if let Some(ms) = env_number("SIFT_COMMIT_INTERVAL_MS")? {
+        opts.commit_interval = std::time::Duration::from_millis(ms);
+    }
+    Ok(opts)
+}
+
+fn env_number(name: &str) -> Result<Option<u64>> {
+    match std::env::var(name) {
+        Ok(v) => v
+            .trim()
+            .parse()
+            .map(Some)
+            .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {v:?}")),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The one-line message for an error: the chain, joined.
+pub fn describe(err: &anyhow::Error) -> String {
+    let mut out = err.to_string();
+    for cause in err.chain().skip(1) {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+/// Human-readable byte count.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
+    let mut v = n as f64;
+    let mut unit = 0;
+    while v >= 1024.0 && unit < UNITS.len() - 1 {
+        v /= 1024.0;
+        unit += 1;
+    }
+    if unit == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[unit]) }
+}

@@ -1,0 +1,133 @@
+//! `sift search`: refresh the index when needed, then print the best chunks.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use sift_indexer::{CodeIndex, Error, Hit, SearchOptions};
+
+use super::progress::TerminalProgress;
+use super::{Mode, RepoArgs, WalkArgs};
+
+/// Arguments of `sift search`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    /// What to look for: identifiers in any spelling, words, a path fragment.
+    #[arg(required = true, value_name = "QUERY")]
+    query: Vec<String>,
+    #[command(flatten)]
+    repo: RepoArgs,
+    #[command(flatten)]
+    walk: WalkArgs,
+    /// Number of results.
+    #[arg(short = 'k', long = "limit", default_value_t = 10, value_name = "N")]
+    k: usize,
+    /// One JSON object per result per line (see README: "search --json").
+    #[arg(long)]
+    json: bool,
+    /// Search mode [default: hybrid when embeddings exist, else lexical].
+    #[arg(long, value_enum)]
+    mode: Option<Mode>,
+    /// At most N results from one file.
+    #[arg(long, value_name = "N")]
+    max_per_file: Option<usize>,
+    /// Search the index as it is, without checking the tree for changes first.
+    #[arg(long)]
+    no_refresh: bool,
+}
+
+/// Runs `sift search`.
+pub fn run(args: SearchArgs) -> Result<ExitCode> {
+    match args.mode {
+        Some(Mode::Semantic) => anyhow::bail!(
+            "semantic search needs embeddings, and this sift does not compute them yet: use --mode lexical"
+        ),
+        Some(Mode::Hybrid) => {
+            eprintln!("note: no embeddings yet, so hybrid search falls back to lexical");
+        }
+        Some(Mode::Lexical) | None => {}
+    }
+    let root = args.repo.root();
+    let query = args.query.join(" ");
+    let index = if args.no_refresh {
+        CodeIndex::open(&root)?
+            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?
+    } else {
+        refreshed(&root, &args.walk)?
+    };
+    let opts = SearchOptions { k: args.k, max_per_file: args.max_per_file };
+    let hits = index.search(&query, &opts)?;
+    print_hits(&hits, args.json)?;
+    if hits.is_empty() && !args.json {
+        eprintln!("no results for {query:?}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Opens (or builds) the index and brings it up to date; when another process holds the writer,
+/// searches what is committed and says so.
+fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
+    let opts = super::update_options(root, walk)?;
+    let (index, notice) = CodeIndex::open_or_create(root)?;
+    let progress = TerminalProgress::new(false);
+    let result = index.update(&opts, &progress);
+    progress.finish();
+    match result {
+        Ok(report) => {
+            if notice.is_some() || report.added > 0 {
+                eprintln!(
+                    "indexed {} files ({} chunks) in {:.2} s",
+                    report.files_total,
+                    report.chunks_total,
+                    report.elapsed_ms as f64 / 1000.0
+                );
+            } else if report.changed_anything() {
+                eprintln!(
+                    "updated the index: {} changed, {} removed ({:.2} s)",
+                    report.changed,
+                    report.removed,
+                    report.elapsed_ms as f64 / 1000.0
+                );
+            }
+        }
+        Err(Error::Locked { .. }) => {
+            eprintln!(
+                "note: another sift process is updating the index; searching what it has committed so far"
+            );
+            index.reload()?;
+        }
+        Err(e) => return Err(e.into()),
+    }
+    Ok(index)
+}
+
+#[allow(clippy::print_stdout)]
+fn print_hits(hits: &[Hit], json: bool) -> Result<()> {
+    use std::io::Write;
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for hit in hits {
+        if json {
+            serde_json::to_writer(&mut out, hit)?;
+            writeln!(out)?;
+            continue;
+        }
+        let what = match (&hit.symbol, &hit.container) {
+            (Some(s), Some(c)) => format!("{} {s} (in {c})", hit.kind),
+            (Some(s), None) => format!("{} {s}", hit.kind),
+            (None, _) => hit.kind.clone(),
+        };
+        writeln!(
+            out,
+            "{}:{}-{}  {what}  [{:.2}]",
+            hit.path, hit.start_line, hit.end_line, hit.score
+        )?;
+        let first = hit.match_line.saturating_sub(u64::from(hit.match_line > hit.start_line));
+        for (i, line) in hit.snippet.lines().enumerate() {
+            writeln!(out, "{:>6} │ {line}", first + i as u64)?;
+        }
+        writeln!(out)?;
+    }
+    out.flush()?;
+    Ok(())
+}

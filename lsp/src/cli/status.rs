@@ -1,0 +1,96 @@
+//! `sift status`: what the index holds, where, and how big it is.
+
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Args;
+use serde::Serialize;
+use sift_indexer::CodeIndex;
+
+use super::{RepoArgs, human_bytes};
+
+/// Arguments of `sift status`.
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    #[command(flatten)]
+    repo: RepoArgs,
+    /// Print one JSON object.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Serialize)]
+struct Status {
+    root: String,
+    index_dir: String,
+    indexed: bool,
+    format: u32,
+    files: u64,
+    chunks: u64,
+    binary_files: u64,
+    bytes_on_disk: u64,
+    languages: std::collections::BTreeMap<String, u64>,
+}
+
+/// Runs `sift status`.
+#[allow(clippy::print_stdout)]
+pub fn run(args: StatusArgs) -> Result<ExitCode> {
+    let root = args.repo.root();
+    let layout = sift_indexer::Layout::new(&root)?;
+    let index = CodeIndex::open(&root)?;
+    let mut status = Status {
+        root: layout.root.display().to_string(),
+        index_dir: layout.index_dir.display().to_string(),
+        indexed: index.is_some(),
+        format: sift_indexer::FORMAT_VERSION,
+        files: 0,
+        chunks: 0,
+        binary_files: 0,
+        bytes_on_disk: dir_size(&layout.index_dir),
+        languages: Default::default(),
+    };
+    if let Some(index) = &index {
+        let manifest = index.manifest()?;
+        for record in manifest.files.values() {
+            if record.skip.is_some() {
+                status.binary_files += 1;
+            } else {
+                status.files += 1;
+                *status.languages.entry(record.lang.clone()).or_default() += 1;
+            }
+        }
+        status.chunks = index.num_chunks();
+    }
+    if args.json {
+        println!("{}", serde_json::to_string(&status)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!("root:   {}", status.root);
+    if !status.indexed {
+        println!("index:  none yet (run `sift index`)");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "index:  {} ({}, format {})",
+        status.index_dir,
+        human_bytes(status.bytes_on_disk),
+        status.format
+    );
+    println!("files:  {} ({} binary skipped)", status.files, status.binary_files);
+    println!("chunks: {}", status.chunks);
+    let mut langs: Vec<_> = status.languages.iter().collect();
+    langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let langs: Vec<String> = langs.iter().take(8).map(|(l, n)| format!("{l} {n}")).collect();
+    println!("langs:  {}", langs.join(", "));
+    Ok(ExitCode::SUCCESS)
+}
+
+fn dir_size(dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .filter_map(|e| e.metadata().ok())
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+        .sum()
+}
