@@ -610,9 +610,7 @@ impl<'a> Cx<'a> {
                 "type_definition" | "declaration" => {
                     // `typedef struct {…} name;` and `struct s {…} x;`: a type with a body.
                     let ty = node.child_by_field_name("type")?;
-                    if ty.child_by_field_name("body").is_none() {
-                        return None;
-                    }
+                    ty.child_by_field_name("body")?;
                     let mut def = self.classify(ty)?;
                     if def.name.is_none() {
                         def.name =
@@ -645,25 +643,21 @@ impl<'a> Cx<'a> {
     }
 
     fn declarator_name(&self, mut node: Node<'_>) -> String {
-        loop {
-            match node.kind() {
-                "function_declarator"
-                | "pointer_declarator"
-                | "reference_declarator"
-                | "parenthesized_declarator"
-                | "attributed_declarator"
-                | "array_declarator" => {
-                    let next = node.child_by_field_name("declarator").or_else(|| {
-                        let mut c = node.walk();
-                        node.named_children(&mut c).next()
-                    });
-                    match next {
-                        Some(n) => node = n,
-                        None => break,
-                    }
-                }
-                _ => break,
-            }
+        const WRAPPERS: &[&str] = &[
+            "function_declarator",
+            "pointer_declarator",
+            "reference_declarator",
+            "parenthesized_declarator",
+            "attributed_declarator",
+            "array_declarator",
+        ];
+        while WRAPPERS.contains(&node.kind())
+            && let Some(next) = node.child_by_field_name("declarator").or_else(|| {
+                let mut c = node.walk();
+                node.named_children(&mut c).next()
+            })
+        {
+            node = next;
         }
         squash(self.text(node))
     }

@@ -27,7 +27,7 @@ use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
 /// the chunker changes what is stored: an older index is then rebuilt, with a notice.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 
 const MARKER: &str = "sift-index.json";
 
@@ -37,6 +37,7 @@ pub const SIFT_GITIGNORE: &str = "\
 # shared files (config.toml, REVIEW.md, rules/, memory/) stay committable.
 /index/
 /index.old-*/
+/index.new-*/
 /vectors/
 /logs/
 /tmp/
@@ -117,7 +118,12 @@ fn check_known_entries(sift_dir: &Path) -> Result<()> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !KNOWN_ENTRIES.contains(&name.as_ref()) && !name.starts_with("index.old-") {
+        // A temporary file of an interrupted atomic write (`.gitignore.<pid>.<n>.tmp`) is ours too.
+        let ours = KNOWN_ENTRIES.contains(&name.as_ref())
+            || name.starts_with("index.old-")
+            || name.starts_with("index.new-")
+            || (name.ends_with(".tmp") && KNOWN_ENTRIES.iter().any(|k| name.starts_with(k)));
+        if !ours {
             return Err(Error::Foreign {
                 path: sift_dir.to_path_buf(),
                 reason: format!("it holds {name:?}, which sift does not write"),
@@ -131,7 +137,12 @@ fn check_known_entries(sift_dir: &Path) -> Result<()> {
 /// Writes `bytes` to `path` through a temporary file, fsync and rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
-    let tmp = path.with_extension("tmp");
+    // A name of its own, so concurrent writers of the same file never share a temporary.
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = path.with_file_name(format!("{name}.{}.{nanos}.tmp", std::process::id()));
     let result = (|| {
         let mut file = std::fs::File::create(&tmp)?;
         file.write_all(bytes)?;
@@ -216,7 +227,7 @@ pub struct CodeIndex {
 enum Found {
     Missing,
     Outdated(u32),
-    Ready(CodeIndex),
+    Ready(Box<CodeIndex>),
 }
 
 impl CodeIndex {
@@ -225,7 +236,7 @@ impl CodeIndex {
     pub fn open(root: &Path) -> Result<Option<CodeIndex>> {
         let layout = Layout::new(root)?;
         Ok(match open_existing(layout)? {
-            Found::Ready(index) => Some(index),
+            Found::Ready(index) => Some(*index),
             Found::Missing | Found::Outdated(_) => None,
         })
     }
@@ -237,7 +248,7 @@ impl CodeIndex {
         layout.ensure()?;
         remove_old_dirs(&layout.sift_dir);
         match open_existing(layout.clone())? {
-            Found::Ready(index) => Ok((index, None)),
+            Found::Ready(index) => Ok((*index, None)),
             Found::Missing => Ok((create(layout)?, Some(OpenNotice::Created))),
             Found::Outdated(old_format) => {
                 discard(&layout)?;
@@ -362,19 +373,45 @@ fn open_existing(layout: Layout) -> Result<Found> {
             hint: REBUILD_HINT,
         });
     }
-    finish(layout, index, fields).map(Found::Ready)
+    finish(layout, index, fields).map(|i| Found::Ready(Box::new(i)))
 }
 
+/// Creates an empty index in a staging folder and renames it into place, so a process killed
+/// half-way never leaves a half-made `index/`, and of two processes creating it at once one wins
+/// and the other opens the winner's.
 fn create(layout: Layout) -> Result<CodeIndex> {
-    let dir = &layout.index_dir;
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
-    write_atomic(
-        &dir.join(MARKER),
-        &serde_json::to_vec(&Marker { format: FORMAT_VERSION }).unwrap_or_default(),
-    )?;
-    let (schema, fields) = schema();
-    let index = Index::create_in_dir(dir, schema).map_err(|e| Error::tantivy(dir, e))?;
-    finish(layout, index, fields)
+    let staging =
+        layout.sift_dir.join(format!("index.new-{}-{:x}", std::process::id(), now_nanos()));
+    std::fs::create_dir_all(&staging).map_err(|e| Error::io("create", &staging, e))?;
+    let made = (|| {
+        let marker = serde_json::to_vec(&Marker { format: FORMAT_VERSION }).unwrap_or_default();
+        write_atomic(&staging.join(MARKER), &marker)?;
+        let (schema, _) = schema();
+        Index::create_in_dir(&staging, schema).map_err(|e| Error::tantivy(&staging, e))?;
+        Ok(())
+    })();
+    if let Err(e) = made {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e);
+    }
+    if let Err(e) = std::fs::rename(&staging, &layout.index_dir) {
+        let _ = std::fs::remove_dir_all(&staging);
+        if !layout.index_dir.join(MARKER).exists() {
+            return Err(Error::io("create", &layout.index_dir, e));
+        }
+        // Another process created it first: use theirs.
+    }
+    match open_existing(layout.clone())? {
+        Found::Ready(index) => Ok(*index),
+        Found::Missing | Found::Outdated(_) => Err(Error::Corrupt {
+            path: layout.index_dir,
+            reason: "it vanished while being created".into(),
+        }),
+    }
+}
+
+fn now_nanos() -> u128 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos())
 }
 
 fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
@@ -391,21 +428,26 @@ fn discard(layout: &Layout) -> Result<()> {
     if !layout.index_dir.exists() {
         return Ok(());
     }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos());
-    let aside = layout.sift_dir.join(format!("index.old-{nanos:x}"));
+    let aside = layout.sift_dir.join(format!("index.old-{:x}", now_nanos()));
     std::fs::rename(&layout.index_dir, &aside)
         .map_err(|e| Error::io("move aside", &layout.index_dir, e))?;
     let _ = std::fs::remove_dir_all(&aside);
     Ok(())
 }
 
-/// Deletes directories left by a [`discard`] that was interrupted.
+/// Deletes folders left by an interrupted [`discard`] and, once they are clearly abandoned, by an
+/// interrupted [`create`].
 fn remove_old_dirs(sift_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(sift_dir) else { return };
     for entry in entries.flatten() {
-        if entry.file_name().to_string_lossy().starts_with("index.old-") {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let abandoned = name.starts_with("index.old-")
+            || (name.starts_with("index.new-")
+                && entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age.as_secs() > 600)));
+        if abandoned {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }

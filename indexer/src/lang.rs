@@ -146,7 +146,7 @@ mod tests {
     fn every_grammar_loads() {
         for lang in Language::ALL {
             let mut parser = tree_sitter::Parser::new();
-            parser.set_language(&lang.grammar()).expect(lang.name());
+            parser.set_language(&lang.grammar()).unwrap_or_else(|e| panic!("{}: {e}", lang.name()));
         }
     }
 

@@ -70,6 +70,7 @@ impl CodeTokenStream<'_> {
                 self.token.text.extend(c.to_lowercase());
             }
         }
+        light_stem(&mut self.token.text);
         self.token.offset_from = from;
         self.token.offset_to = to;
         self.token.position = self.position;
@@ -125,6 +126,24 @@ impl CodeTokenStream<'_> {
             }
             return Some((start, end));
         }
+    }
+}
+
+/// Folds English plurals so a query for `files` meets `file` and `chunks` meets `chunk`: a
+/// final `ies` becomes `y` and a final `s` goes, on words of four letters or more that do not end
+/// in `ss`, `us` or `is` (`class`, `status`, `analysis` stay). Applied to documents and queries
+/// alike, so exact identifiers still meet each other.
+pub fn light_stem(word: &mut String) {
+    let b = word.as_bytes();
+    let n = b.len();
+    if n < 4 || b[n - 1] != b's' || !b.is_ascii() {
+        return;
+    }
+    if word.ends_with("ies") && n > 4 {
+        word.truncate(n - 3);
+        word.push('y');
+    } else if !(word.ends_with("ss") || word.ends_with("us") || word.ends_with("is")) {
+        word.truncate(n - 1);
     }
 }
 
@@ -227,9 +246,16 @@ mod tests {
     }
 
     #[test]
+    fn plurals_fold_to_the_singular() {
+        check("chunks files entries", &["chunk", "file", "entry"]);
+        check("class status analysis bus its", &["class", "status", "analysis", "bus", "its"]);
+        check("getUsers", &["getuser", "get", "user"]);
+    }
+
+    #[test]
     fn snake_case_and_screaming_case() {
         check("parse_config_file", &["parse_config_file", "parse", "config", "file"]);
-        check("MAX_RETRIES", &["max_retries", "max", "retries"]);
+        check("MAX_RETRIES", &["max_retry", "max", "retry"]);
         check("__init__", &["__init__"]);
     }
 
@@ -249,7 +275,7 @@ mod tests {
     #[test]
     fn punctuation_and_operators_are_separators() {
         check("a->b::c(d, e)", &["a", "b", "c", "d", "e"]);
-        check("x-frame-options", &["x", "frame", "options"]);
+        check("x-frame-options", &["x", "frame", "option"]);
     }
 
     #[test]

@@ -40,12 +40,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     } else {
         CodeIndex::open_or_create(&root)?
     };
-    if let Some(OpenNotice::Rebuilt { old_format }) = notice {
-        eprintln!(
-            "note: the index had format {old_format}, older than this sift's ({}); rebuilding it",
-            sift_indexer::FORMAT_VERSION
-        );
-    }
+    announce(notice.as_ref());
     let progress = TerminalProgress::new(args.quiet || args.json);
     let report = index.update(&opts, &progress);
     progress.finish();
@@ -59,6 +54,16 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         print_report(&index, &report, opts.config.max_file_size);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Tells the user when an outdated index is being replaced.
+pub fn announce(notice: Option<&OpenNotice>) {
+    if let Some(OpenNotice::Rebuilt { old_format }) = notice {
+        eprintln!(
+            "note: the index had format {old_format}, older than this sift's ({}); rebuilding it",
+            sift_indexer::FORMAT_VERSION
+        );
+    }
 }
 
 /// Prints what an update did, for people.

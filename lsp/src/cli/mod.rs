@@ -15,7 +15,7 @@ mod status;
 
 /// sift: a local-first code assistant. Indexes a repository and searches it.
 #[derive(Debug, Parser)]
-#[command(name = "sift", version, about, long_about = None, propagate_version = true)]
+#[command(name = "sift", version, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -84,6 +84,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 
 /// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
 pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
+    // A missing or wrong root is reported as such, not as an unreadable config file.
+    sift_indexer::Layout::new(root)?;
     let path = root.join(".sift").join("config.toml");
     let mut config = match std::fs::read_to_string(&path) {
         Ok(text) => {

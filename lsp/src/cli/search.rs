@@ -49,6 +49,10 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     }
     let root = args.repo.root();
     let query = args.query.join(" ");
+    // Refuse a query that cannot match before spending time on the index.
+    if sift_indexer::tokenizer::tokenize(&query).is_empty() {
+        return Err(Error::EmptyQuery(query).into());
+    }
     let index = if args.no_refresh {
         CodeIndex::open(&root)?
             .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?
@@ -69,6 +73,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
 fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     let opts = super::update_options(root, walk)?;
     let (index, notice) = CodeIndex::open_or_create(root)?;
+    super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
     let result = index.update(&opts, &progress);
     progress.finish();

@@ -1,0 +1,182 @@
+//! The `sift` binary as users and scripts meet it: output contracts, exit codes, messages.
+
+use sift_tests::{json_lines, run, stderr, stdout, write};
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    write(
+        dir.path(),
+        "src/config.rs",
+        "/// Reads the config file.\npub fn parse_config(path: &str) -> Config {\n    todo!()\n}\n",
+    );
+    write(
+        dir.path(),
+        "web/views.py",
+        "class LoginView:\n    def post(self, request):\n        return check_password(request)\n",
+    );
+    write(dir.path(), "docs/guide.md", "# Guide\n\nHow to parse the config.\n");
+    dir
+}
+
+#[test]
+fn version_and_help_work_everywhere() {
+    let out = run(&["--version"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).starts_with("sift "), "{}", stdout(&out));
+    let out = run(&["--help"]);
+    assert!(out.status.success());
+    for sub in ["index", "search", "status"] {
+        assert!(stdout(&out).contains(sub), "{sub} missing from --help");
+    }
+    for sub in [&["index", "--help"][..], &["search", "--help"], &["status", "--help"]] {
+        let out = run(sub);
+        assert!(out.status.success(), "{sub:?}");
+        assert!(stdout(&out).contains("--path"), "{sub:?} lacks --path:\n{}", stdout(&out));
+    }
+}
+
+#[test]
+fn search_json_is_one_object_per_line_with_the_documented_fields() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let out = run(&["search", "--path", root, "--json", "-k", "5", "parseConfig"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let hits = json_lines(&out);
+    assert!(!hits.is_empty());
+    let top = &hits[0];
+    assert_eq!(top["path"], "src/config.rs");
+    assert_eq!(top["start_line"], 1);
+    assert_eq!(top["end_line"], 4);
+    assert_eq!(top["symbol"], "parse_config");
+    assert_eq!(top["kind"], "function");
+    assert!(top["score"].as_f64().unwrap() > 0.0);
+    assert!(top["snippet"].as_str().unwrap().contains("parse_config"));
+    for hit in &hits {
+        for field in ["path", "start_line", "end_line", "score", "symbol", "kind", "snippet"] {
+            assert!(hit.get(field).is_some(), "{field} missing in {hit}");
+        }
+        let path = hit["path"].as_str().unwrap();
+        assert!(!path.contains('\\') && !path.starts_with('/'), "{path}");
+    }
+    // Scores are ordered best first.
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores.windows(2).all(|w| w[0] >= w[1]), "{scores:?}");
+}
+
+#[test]
+fn index_takes_the_path_positionally_or_by_flag_and_reports() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let out = run(&["index", root]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("3 added"), "{}", stdout(&out));
+    let out = run(&["index", "--path", root, "--json"]);
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["files_total"], 3);
+    assert_eq!(report["added"], 0);
+    let out = run(&["status", "--path", root, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(status["files"], 3);
+    assert_eq!(status["indexed"], true);
+}
+
+#[test]
+fn search_refreshes_after_an_edit() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    assert!(run(&["index", root, "--quiet"]).status.success());
+    write(dir.path(), "src/new.rs", "fn brand_new_function() {}\n");
+    let out = run(&["search", "--path", root, "--json", "brand_new_function"]);
+    assert_eq!(json_lines(&out)[0]["path"], "src/new.rs");
+    // --no-refresh searches what is committed, without walking the tree.
+    write(dir.path(), "src/newer.rs", "fn even_newer_function() {}\n");
+    let out = run(&["search", "--path", root, "--json", "--no-refresh", "even_newer_function"]);
+    assert!(out.status.success());
+    assert!(json_lines(&out).iter().all(|h| h["path"] != "src/newer.rs"), "{}", stdout(&out));
+}
+
+#[test]
+fn hybrid_falls_back_to_lexical_and_says_so_once() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap();
+    let out = run(&["search", "--path", root, "--mode", "hybrid", "--json", "password"]);
+    assert!(out.status.success());
+    assert_eq!(stderr(&out).matches("falls back to lexical").count(), 1, "{}", stderr(&out));
+    assert_eq!(json_lines(&out)[0]["path"], "web/views.py");
+    let out = run(&["search", "--path", root, "--mode", "semantic", "password"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("--mode lexical"), "{}", stderr(&out));
+}
+
+/// Every error is one line on stderr starting with `error:`, with exit status 1.
+#[track_caller]
+fn assert_one_line_error(out: &std::process::Output, needle: &str) {
+    assert_eq!(out.status.code(), Some(1), "stdout: {}\nstderr: {}", stdout(out), stderr(out));
+    let err = stderr(out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    assert!(lines[0].starts_with("error: "), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in {err}");
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[test]
+fn errors_are_one_clear_line_and_exit_one() {
+    let dir = tree();
+    let root = dir.path();
+    let missing = root.join("missing");
+    assert_one_line_error(&run(&["index", missing.to_str().unwrap()]), "path does not exist");
+    assert_one_line_error(
+        &run(&["search", "--path", missing.to_str().unwrap(), "x"]),
+        "path does not exist",
+    );
+    let file = root.join("docs/guide.md");
+    assert_one_line_error(&run(&["index", file.to_str().unwrap()]), "not a directory");
+
+    let r = root.to_str().unwrap();
+    assert_one_line_error(
+        &run(&["search", "--path", r, "--no-refresh", "x"]),
+        "run `sift index` first",
+    );
+    assert_one_line_error(&run(&["search", "--path", r, "--", "-> {}"]), "no words to search for");
+
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = \"huge\"\n");
+    assert_one_line_error(&run(&["index", r]), "config.toml");
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = \"2 MiB\"\n");
+    assert!(run(&["index", r, "--quiet"]).status.success());
+
+    std::fs::write(root.join(".sift/index/meta.json"), "{ not json").unwrap();
+    assert_one_line_error(&run(&["search", "--path", r, "config"]), "--rebuild");
+    let out = run(&["index", r, "--rebuild", "--quiet"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = run(&["search", "--path", r, "--json", "--no-refresh", "parse_config"]);
+    assert_eq!(json_lines(&out)[0]["path"], "src/config.rs");
+}
+
+#[test]
+fn usage_errors_exit_two() {
+    let out = run(&["search"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(&["index", "--max-file-size", "lots"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not a size"), "{}", stderr(&out));
+}
+
+#[test]
+fn non_utf8_and_large_and_binary_files_do_not_break_indexing() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "ok.rs", "fn fine() {}\n");
+    write(root, "bad.txt", b"\xff\xfe broken \xc3\x28 utf8 sentinelword\n");
+    write(root, "big.txt", "x ".repeat(3 << 20));
+    write(root, "img.png", b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR");
+    let r = root.to_str().unwrap();
+    let out = run(&["index", r, "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report: serde_json::Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    assert_eq!(report["skipped"]["too_large"], 1);
+    assert_eq!(report["skipped"]["binary"], 1);
+    assert_eq!(report["files_total"], 2);
+    let out = run(&["search", "--path", r, "--json", "sentinelword"]);
+    assert_eq!(json_lines(&out)[0]["path"], "bad.txt");
+}
