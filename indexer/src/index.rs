@@ -180,7 +180,8 @@ pub struct Fields {
     pub end_line: Field,
 }
 
-fn schema() -> (Schema, Fields) {
+/// sift's tantivy schema and its fields.
+pub(crate) fn schema() -> (Schema, Fields) {
     let mut b = Schema::builder();
     let code = |stored: bool| {
         let indexing = TextFieldIndexing::default()
@@ -312,7 +313,8 @@ impl CodeIndex {
     }
 }
 
-fn register(index: &Index) {
+/// Registers the code tokenizer on `index`.
+pub(crate) fn register_tokenizer(index: &Index) {
     index.tokenizers().register(CODE_TOKENIZER, TextAnalyzer::from(CodeTokenizer::default()));
 }
 
@@ -415,7 +417,7 @@ fn now_nanos() -> u128 {
 }
 
 fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
-    register(&index);
+    register_tokenizer(&index);
     let reader =
         index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| {
             Error::Corrupt { path: layout.index_dir.clone(), reason: format!("{e}") }

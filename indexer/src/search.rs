@@ -9,8 +9,10 @@ use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
+use std::path::Path;
+
 use crate::error::{Error, Result};
-use crate::index::CodeIndex;
+use crate::index::{CodeIndex, Fields};
 use crate::tokenizer::tokenize;
 
 /// Weight of a match in the symbol name, relative to one in the chunk text.
@@ -63,48 +65,77 @@ pub struct Hit {
 impl CodeIndex {
     /// Searches the index for `query`; best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        let mut tokens = tokenize(query);
-        let mut seen = HashSet::new();
-        tokens.retain(|t| seen.insert(t.clone()));
-        if tokens.is_empty() {
-            return Err(Error::EmptyQuery(query.to_string()));
-        }
-        let f = self.fields;
-        let term_query = |field, token: &str, boost: f32| -> Box<dyn Query> {
-            let q =
-                TermQuery::new(Term::from_field_text(field, token), IndexRecordOption::WithFreqs);
-            if boost == 1.0 { Box::new(q) } else { Box::new(BoostQuery::new(Box::new(q), boost)) }
-        };
-        let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
-            .iter()
-            .map(|t| {
-                let per_token: Vec<(Occur, Box<dyn Query>)> = vec![
-                    (Occur::Should, term_query(f.content, t, 1.0)),
-                    (Occur::Should, term_query(f.symbol, t, SYMBOL_BOOST)),
-                    (Occur::Should, term_query(f.path_words, t, PATH_BOOST)),
-                    (Occur::Should, term_query(f.container, t, CONTAINER_BOOST)),
-                ];
-                (Occur::Should, Box::new(BooleanQuery::new(per_token)) as Box<dyn Query>)
-            })
-            .collect();
-        let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let fetch = match opts.max_per_file {
-            Some(_) => opts.k.saturating_mul(4).max(opts.k),
-            None => opts.k,
-        };
+        search_reader(&self.reader, &self.fields, &self.layout.index_dir, query, opts, &|_| false)
+    }
+
+    /// Like [`CodeIndex::search`], leaving out files for which `skip(path)` is true (files whose
+    /// unsaved content an [`crate::overlay::Overlay`] holds).
+    pub fn search_except(
+        &self,
+        query: &str,
+        opts: &SearchOptions,
+        skip: &dyn Fn(&str) -> bool,
+    ) -> Result<Vec<Hit>> {
+        search_reader(&self.reader, &self.fields, &self.layout.index_dir, query, opts, skip)
+    }
+}
+
+/// The tokens of a query, deduplicated in order; an error when there are none.
+pub fn query_tokens(query: &str) -> Result<Vec<String>> {
+    let mut tokens = tokenize(query);
+    let mut seen = HashSet::new();
+    tokens.retain(|t| seen.insert(t.clone()));
+    if tokens.is_empty() {
+        return Err(Error::EmptyQuery(query.to_string()));
+    }
+    Ok(tokens)
+}
+
+/// Runs a query against any reader with sift's schema.
+pub(crate) fn search_reader(
+    reader: &tantivy::IndexReader,
+    f: &Fields,
+    where_: &Path,
+    query: &str,
+    opts: &SearchOptions,
+    skip: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Hit>> {
+    let tokens = query_tokens(query)?;
+    let term_query = |field, token: &str, boost: f32| -> Box<dyn Query> {
+        let q = TermQuery::new(Term::from_field_text(field, token), IndexRecordOption::WithFreqs);
+        if boost == 1.0 { Box::new(q) } else { Box::new(BoostQuery::new(Box::new(q), boost)) }
+    };
+    let clauses: Vec<(Occur, Box<dyn Query>)> = tokens
+        .iter()
+        .map(|t| {
+            let per_token: Vec<(Occur, Box<dyn Query>)> = vec![
+                (Occur::Should, term_query(f.content, t, 1.0)),
+                (Occur::Should, term_query(f.symbol, t, SYMBOL_BOOST)),
+                (Occur::Should, term_query(f.path_words, t, PATH_BOOST)),
+                (Occur::Should, term_query(f.container, t, CONTAINER_BOOST)),
+            ];
+            (Occur::Should, Box::new(BooleanQuery::new(per_token)) as Box<dyn Query>)
+        })
+        .collect();
+    let query = BooleanQuery::new(clauses);
+    let searcher = reader.searcher();
+    let mut fetch = opts.k.max(1);
+    let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+    loop {
         let top = searcher
-            .search(&query, &TopDocs::with_limit(fetch.max(1)).order_by_score())
-            .map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
-        let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+            .map_err(|e| Error::tantivy(where_, e))?;
+        let exhausted = top.len() < fetch;
         let mut per_file = std::collections::HashMap::<String, usize>::new();
         let mut hits = Vec::with_capacity(opts.k);
         for (score, addr) in top {
-            let doc: TantivyDocument =
-                searcher.doc(addr).map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
             let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
             let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
             let path = text(f.path).unwrap_or_default();
+            if skip(&path) {
+                continue;
+            }
             if let Some(max) = opts.max_per_file {
                 let n = per_file.entry(path.clone()).or_default();
                 if *n >= max {
@@ -128,10 +159,14 @@ impl CodeIndex {
                 snippet,
             });
             if hits.len() >= opts.k {
-                break;
+                return Ok(hits);
             }
         }
-        Ok(hits)
+        // Filters left too few: look further down the ranking.
+        if exhausted || fetch >= 1 << 16 {
+            return Ok(hits);
+        }
+        fetch *= 4;
     }
 }
 

@@ -206,14 +206,15 @@ impl CodeIndex {
         report.unchanged = planned.unchanged;
         report.skipped.binary = planned.skipped_binary_unchanged;
 
+        let mut files_total = indexed_count(&planned.base);
         if let Some(mut writer) = writer {
-            self.apply(&mut writer, planned, opts, scan_start_ns, progress, &mut report)?;
+            files_total =
+                self.apply(&mut writer, planned, opts, scan_start_ns, progress, &mut report)?;
             progress.phase("merging", None);
             writer.wait_merging_threads().map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
             self.reload()?;
         }
-        report.files_total =
-            self.manifest()?.files.values().filter(|r| r.skip.is_none()).count() as u64;
+        report.files_total = files_total;
         report.chunks_total = self.num_chunks();
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(report)
@@ -227,7 +228,7 @@ impl CodeIndex {
         scan_start_ns: i64,
         progress: &dyn Progress,
         report: &mut UpdateReport,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let fields = self.fields;
         let mut current = planned.base;
         for path in &planned.removed {
@@ -318,7 +319,7 @@ impl CodeIndex {
         progress.phase("committing", None);
         self.commit(writer, &current)?;
         report.commits += 1;
-        Ok(())
+        Ok(indexed_count(&current))
     }
 
     /// Writes the manifest, then commits the writer with a payload naming it.
@@ -331,8 +332,15 @@ impl CodeIndex {
         prepared.set_payload(&payload);
         prepared.commit().map_err(|e| Error::tantivy(dir, e))?;
         Manifest::remove_others(dir, &name);
-        Ok(())
+        // Searches in this process see each commit at once (a language server answers while
+        // the first index is still being built).
+        self.reload()
     }
+}
+
+/// Files in `manifest` that hold chunks (binary files are recorded but not indexed).
+fn indexed_count(manifest: &Manifest) -> u64 {
+    manifest.files.values().filter(|r| r.skip.is_none()).count() as u64
 }
 
 /// Bytes examined for NUL when deciding whether a file is binary (the same rule as git's).
@@ -347,7 +355,7 @@ fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64
     let hash = blake3::hash(&bytes);
     let hash = hex16(hash.as_bytes());
     let path = Path::new(&rel);
-    let lang = Language::from_path(path).map_or_else(|| text_label(path), Language::name);
+    let lang = lang_label(path);
     let mut record = FileRecord {
         hash,
         size: bytes.len() as u64,
@@ -372,12 +380,25 @@ fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let chunked = chunker.chunk(path, &text);
+    let docs = chunk_docs(fields, chunker, &rel, lang, &text);
+    record.chunks = docs.len() as u32;
+    Outcome::Indexed { rel, record, docs, was_new: job.old.is_none() }
+}
+
+/// Chunks `text` (the content of `rel`) and makes one tantivy document per chunk.
+pub(crate) fn chunk_docs(
+    fields: &Fields,
+    chunker: &mut Chunker,
+    rel: &str,
+    lang: &str,
+    text: &str,
+) -> Vec<TantivyDocument> {
+    let chunked = chunker.chunk(Path::new(rel), text);
     let mut docs = Vec::with_capacity(chunked.chunks.len());
     for chunk in &chunked.chunks {
         let mut doc = TantivyDocument::default();
-        doc.add_text(fields.path, &rel);
-        doc.add_text(fields.path_words, &rel);
+        doc.add_text(fields.path, rel);
+        doc.add_text(fields.path_words, rel);
         doc.add_text(fields.lang, lang);
         doc.add_text(fields.kind, chunk.kind.as_str());
         if let Some(symbol) = &chunk.symbol {
@@ -389,13 +410,17 @@ fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64
         if let Some(kind) = chunk.container_kind {
             doc.add_text(fields.container_kind, kind.as_str());
         }
-        doc.add_text(fields.content, chunked.text_of(&text, chunk));
+        doc.add_text(fields.content, chunked.text_of(text, chunk));
         doc.add_u64(fields.start_line, chunk.start_row as u64 + 1);
         doc.add_u64(fields.end_line, chunk.end_row as u64 + 1);
         docs.push(doc);
     }
-    record.chunks = docs.len() as u32;
-    Outcome::Indexed { rel, record, docs, was_new: job.old.is_none() }
+    docs
+}
+
+/// The language name or text label of a path.
+pub(crate) fn lang_label(path: &Path) -> &'static str {
+    Language::from_path(path).map_or_else(|| text_label(path), Language::name)
 }
 
 fn hex16(bytes: &[u8]) -> String {

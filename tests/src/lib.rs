@@ -76,3 +76,187 @@ pub fn rust_corpus(root: &Path, files: usize) {
         write(root, &format!("src/m{}/f{f}.rs", f % 17), text);
     }
 }
+
+/// A `sift lsp` process driven over real stdio by a minimal synchronous client.
+pub struct StdioServer {
+    /// The process.
+    pub child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    frames: std::sync::mpsc::Receiver<serde_json::Value>,
+    next_id: i64,
+    /// Messages read while waiting for something else.
+    pub seen: Vec<serde_json::Value>,
+}
+
+impl StdioServer {
+    /// Starts `sift lsp` (extra arguments appended).
+    pub fn start(args: &[&str]) -> StdioServer {
+        let mut child = sift()
+            .arg("lsp")
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("sift lsp starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut reader = std::io::BufReader::new(stdout);
+            while let Some(frame) = read_frame(&mut reader) {
+                if tx.send(frame).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        StdioServer { child, stdin, frames: rx, next_id: 1, seen: Vec::new() }
+    }
+
+    /// Writes raw bytes to the server's stdin.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        use std::io::Write;
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("server reads");
+        stdin.flush().expect("flush");
+    }
+
+    /// Sends one message as a frame.
+    pub fn send(&mut self, message: &serde_json::Value) {
+        let body = message.to_string();
+        self.send_raw(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes());
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: serde_json::Value) {
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}));
+    }
+
+    /// Sends a request and returns its id.
+    pub fn request_id(&mut self, method: &str, params: serde_json::Value) -> i64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        );
+        id
+    }
+
+    /// Sends a request and waits for its response.
+    pub fn request(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        let id = self.request_id(method, params);
+        self.response_to(&serde_json::json!(id), std::time::Duration::from_secs(60))
+            .unwrap_or_else(|| panic!("no response to {method} #{id}"))
+    }
+
+    /// The next message, answering server requests (progress creation) on the way.
+    pub fn read(&mut self, timeout: std::time::Duration) -> Option<serde_json::Value> {
+        loop {
+            let message = self.frames.recv_timeout(timeout).ok()?;
+            if message.get("method").is_some() && message.get("id").is_some() {
+                let id = message["id"].clone();
+                self.seen.push(message);
+                self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                continue;
+            }
+            return Some(message);
+        }
+    }
+
+    /// Waits for the response with `id`; other messages go to `seen`.
+    pub fn response_to(
+        &mut self,
+        id: &serde_json::Value,
+        timeout: std::time::Duration,
+    ) -> Option<serde_json::Value> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.checked_duration_since(std::time::Instant::now())?;
+            let message = self.read(left)?;
+            if message.get("method").is_none() && message.get("id") == Some(id) {
+                return Some(message);
+            }
+            self.seen.push(message);
+        }
+    }
+
+    /// Initializes on `root` with progress support.
+    pub fn initialize(&mut self, root: &Path) -> serde_json::Value {
+        let uri = format!("file://{}", root.display());
+        let response = self.request(
+            "initialize",
+            serde_json::json!({
+                "processId": null,
+                "capabilities": {"window": {"workDoneProgress": true}},
+                "workspaceFolders": [{"uri": uri, "name": "root"}],
+            }),
+        );
+        self.notify("initialized", serde_json::json!({}));
+        response
+    }
+
+    /// Waits for a `$/progress` end.
+    pub fn wait_for_progress_end(&mut self) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !self
+            .seen
+            .iter()
+            .any(|m| m["method"] == "$/progress" && m["params"]["value"]["kind"] == "end")
+        {
+            let left = deadline
+                .checked_duration_since(std::time::Instant::now())
+                .expect("progress ended in time");
+            let message = self.read(left).expect("the server keeps talking");
+            self.seen.push(message);
+        }
+    }
+
+    /// Closes stdin (the client went away).
+    pub fn close_stdin(&mut self) {
+        self.stdin.take();
+    }
+
+    /// Waits for the process to end; `None` when it is still running after `timeout`.
+    pub fn wait_exit(&mut self, timeout: std::time::Duration) -> Option<std::process::ExitStatus> {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return Some(status);
+            }
+            if std::time::Instant::now() > deadline {
+                return None;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+impl Drop for StdioServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Reads one LSP frame (blocking); `None` at the end of the stream or on a broken frame.
+pub fn read_frame(reader: &mut impl std::io::BufRead) -> Option<serde_json::Value> {
+    let mut length = None;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; length?];
+    std::io::Read::read_exact(reader, &mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sift_indexer::IndexConfig;
 
 mod index;
+pub mod lsp;
 mod progress;
 mod search;
 mod status;
@@ -29,6 +30,8 @@ enum Command {
     Search(search::SearchArgs),
     /// Show what the index holds and whether it is up to date.
     Status(status::StatusArgs),
+    /// Run the language server over stdio (for editors).
+    Lsp(lsp::LspArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -75,11 +78,36 @@ pub enum Mode {
 
 /// Runs the parsed command line.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    init_tracing(match &cli.command {
+        Command::Lsp(args) => args.log_file.as_deref(),
+        _ => None,
+    })?;
     match cli.command {
         Command::Index(args) => index::run(args),
         Command::Search(args) => search::run(args),
         Command::Status(args) => status::run(args),
+        Command::Lsp(args) => lsp::run(args),
     }
+}
+
+/// Logs go to stderr, or to `log_file` (stdout belongs to results and to the protocol).
+/// `SIFT_LOG` takes a tracing filter; the default shows warnings.
+fn init_tracing(log_file: Option<&Path>) -> Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("SIFT_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(log_file.is_none());
+    match log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|e| sift_indexer::Error::io("open the log file", path, e))?;
+            builder.with_writer(std::sync::Mutex::new(file)).init();
+        }
+        None => builder.with_writer(std::io::stderr).init(),
+    }
+    Ok(())
 }
 
 /// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.

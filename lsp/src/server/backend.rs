@@ -1,0 +1,628 @@
+//! The `LanguageServer` implementation: capabilities, requests, notifications.
+//!
+//! Ordering: every notification that changes state (open, change, close, save, watched files)
+//! is handed, synchronously and in arrival order, to one task that owns the documents
+//! ([`DocumentActor`]); requests read snapshots (the committed index plus the overlay of unsaved
+//! buffers) on blocking threads. Every handler runs under `catch_unwind`: a panic becomes an
+//! internal-error response or a log line, and the server lives on.
+
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use futures::FutureExt;
+use serde_json::Value;
+use sift_indexer::{Hit, SearchOptions, UpdateOptions};
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+use super::position::{Encoding, apply_change};
+use super::protocol::{self, SearchParams, SearchResponse, SearchResult, StatusResponse};
+use super::workspace::{ProgressEvent, Workspace};
+
+/// Shared server state.
+pub struct Backend {
+    client: Client,
+    encoding: OnceLock<Encoding>,
+    workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
+    roots: Mutex<Vec<PathBuf>>,
+    progress_supported: std::sync::atomic::AtomicBool,
+    /// `initializationOptions.siftTestHooks`: enables the `sift.test.*` commands that tests use
+    /// to prove panics are caught and requests can be cancelled.
+    test_hooks: std::sync::atomic::AtomicBool,
+    docs: mpsc::UnboundedSender<DocEvent>,
+    docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
+    watchers: Mutex<
+        Vec<
+            notify_debouncer_full::Debouncer<
+                notify::RecommendedWatcher,
+                notify_debouncer_full::RecommendedCache,
+            >,
+        >,
+    >,
+}
+
+/// A state-changing notification, in arrival order.
+#[derive(Debug)]
+enum DocEvent {
+    Open(Uri, String),
+    Change(Uri, Vec<TextDocumentContentChangeEvent>),
+    Close(Uri),
+    FilesChanged,
+}
+
+fn internal(message: impl Into<String>) -> Error {
+    Error { code: ErrorCode::InternalError, message: message.into().into(), data: None }
+}
+
+/// Runs a request handler, turning a panic into an internal-error response.
+async fn guarded<T>(name: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
+    match AssertUnwindSafe(fut).catch_unwind().await {
+        Ok(result) => result,
+        Err(panic) => {
+            let what = panic_message(&panic);
+            tracing::error!("{name} panicked: {what}");
+            Err(internal(format!("sift crashed while handling {name}: {what}")))
+        }
+    }
+}
+
+/// Runs a notification handler, logging a panic.
+async fn guarded_notification(name: &str, fut: impl Future<Output = ()>) {
+    if let Err(panic) = AssertUnwindSafe(fut).catch_unwind().await {
+        tracing::error!("{name} panicked: {}", panic_message(&panic));
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
+}
+
+impl Backend {
+    /// A backend talking to `client`.
+    pub fn new(client: Client) -> Backend {
+        let (tx, rx) = mpsc::unbounded_channel();
+        Backend {
+            client,
+            encoding: OnceLock::new(),
+            workspaces: Arc::new(RwLock::new(Vec::new())),
+            roots: Mutex::new(Vec::new()),
+            progress_supported: Default::default(),
+            test_hooks: Default::default(),
+            docs: tx,
+            docs_rx: Mutex::new(Some(rx)),
+            watchers: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn encoding(&self) -> Encoding {
+        *self.encoding.get().unwrap_or(&Encoding::Utf16)
+    }
+
+    fn workspaces(&self) -> Vec<Arc<Workspace>> {
+        self.workspaces.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// The custom `sift/search` request.
+    pub async fn sift_search(&self, params: SearchParams) -> Result<SearchResponse> {
+        guarded("sift/search", self.search(params)).await
+    }
+
+    async fn search(&self, params: SearchParams) -> Result<SearchResponse> {
+        if let Some(mode) = params.mode.as_deref()
+            && !matches!(mode, "lexical" | "hybrid" | "auto")
+        {
+            return Err(Error::invalid_params(format!(
+                "mode {mode:?} is not available: use \"lexical\" (semantic search needs embeddings, which sift does not compute yet)"
+            )));
+        }
+        let k = params.k.unwrap_or(20).clamp(1, 200);
+        let opts = SearchOptions { k, max_per_file: params.max_per_file };
+        let workspaces = self.workspaces();
+        let query = params.query.clone();
+        let found = tokio::task::spawn_blocking(move || search_all(&workspaces, &query, &opts))
+            .await
+            .map_err(|e| internal(format!("search crashed: {e}")))?;
+        let results = found.map_err(|e| match e {
+            sift_indexer::Error::EmptyQuery(_) => Error::invalid_params(e.to_string()),
+            other => internal(other.to_string()),
+        })?;
+        let results = results
+            .into_iter()
+            .filter_map(|(root, hit, unsaved)| to_result(&root, hit, unsaved))
+            .collect();
+        Ok(SearchResponse {
+            results,
+            mode: "lexical",
+            coverage: self.workspaces().iter().map(|w| w.coverage()).collect(),
+        })
+    }
+
+    fn status(&self) -> StatusResponse {
+        StatusResponse {
+            version: env!("CARGO_PKG_VERSION"),
+            workspaces: self.workspaces().iter().map(|w| w.coverage()).collect(),
+            position_encoding: self.encoding().kind().as_str().to_string(),
+        }
+    }
+
+    /// Opens every root, starts its updater, its watcher and the progress reporter.
+    async fn start_workspaces(&self) {
+        let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let (ptx, prx) = mpsc::unbounded_channel();
+        let opts = UpdateOptions {
+            commit_interval: std::time::Duration::from_millis(750),
+            ..UpdateOptions::default()
+        };
+        let mut opened = Vec::new();
+        for root in roots {
+            match Workspace::open(&root, opts.clone(), ptx.clone()) {
+                Ok((ws, updater)) => {
+                    tokio::spawn(ws.clone().run_updates(updater));
+                    ws.request_update();
+                    match watch(&ws) {
+                        Ok(w) => self.watchers.lock().unwrap_or_else(|e| e.into_inner()).push(w),
+                        Err(e) => tracing::warn!("cannot watch {}: {e}", ws.root.display()),
+                    }
+                    opened.push(ws);
+                }
+                Err(e) => {
+                    let message = format!(
+                        "sift cannot index {}: {}",
+                        root.display(),
+                        crate::cli::describe(&e)
+                    );
+                    tracing::error!("{message}");
+                    self.client.show_message(MessageType::ERROR, message).await;
+                }
+            }
+        }
+        *self.workspaces.write().unwrap_or_else(|e| e.into_inner()) = opened;
+        let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
+        tokio::spawn(report_progress(self.client.clone(), prx, supported));
+        if let Some(rx) = self.docs_rx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            tokio::spawn(DocumentActor::new(self.workspaces.clone(), rx, self.encoding()).run());
+        }
+    }
+}
+
+fn search_all(
+    workspaces: &[Arc<Workspace>],
+    query: &str,
+    opts: &SearchOptions,
+) -> sift_indexer::Result<Vec<(PathBuf, Hit, bool)>> {
+    sift_indexer::search::query_tokens(query)?;
+    let mut all: Vec<(PathBuf, Hit, bool)> = Vec::new();
+    for ws in workspaces {
+        let overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
+        let saved = ws.index.search_except(query, opts, &|p| overlay.contains(p))?;
+        let unsaved = overlay.search(query, opts)?;
+        drop(overlay);
+        all.extend(saved.into_iter().map(|h| (ws.root.clone(), h, false)));
+        all.extend(unsaved.into_iter().map(|h| (ws.root.clone(), h, true)));
+    }
+    all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
+    all.truncate(opts.k);
+    Ok(all)
+}
+
+fn line_range(first: u64, last: u64) -> Range {
+    Range::new(Position::new(first.saturating_sub(1) as u32, 0), Position::new(last as u32, 0))
+}
+
+fn to_result(root: &std::path::Path, hit: Hit, unsaved: bool) -> Option<SearchResult> {
+    let uri = Uri::from_file_path(root.join(&hit.path))?;
+    Some(SearchResult {
+        uri,
+        range: line_range(hit.start_line, hit.end_line),
+        match_line: hit.match_line.saturating_sub(1) as u32,
+        path: hit.path,
+        score: hit.score,
+        symbol: hit.symbol,
+        kind: hit.kind,
+        container: hit.container,
+        language: hit.language,
+        snippet: hit.snippet,
+        unsaved,
+    })
+}
+
+fn symbol_kind(kind: &str) -> SymbolKind {
+    match kind {
+        "function" => SymbolKind::FUNCTION,
+        "method" => SymbolKind::METHOD,
+        "class" => SymbolKind::CLASS,
+        "struct" => SymbolKind::STRUCT,
+        "enum" => SymbolKind::ENUM,
+        "union" => SymbolKind::STRUCT,
+        "trait" | "interface" => SymbolKind::INTERFACE,
+        "impl" => SymbolKind::CLASS,
+        "module" => SymbolKind::MODULE,
+        "type" => SymbolKind::TYPE_PARAMETER,
+        "macro" => SymbolKind::FUNCTION,
+        _ => SymbolKind::FILE,
+    }
+}
+
+#[allow(deprecated)] // `SymbolInformation::deprecated` must still be named.
+fn to_symbol(result: SearchResult) -> SymbolInformation {
+    let line = result.match_line;
+    let name = match &result.symbol {
+        Some(symbol) => symbol.clone(),
+        None => format!("{}:{}", result.path, line + 1),
+    };
+    let first_line = result
+        .snippet
+        .lines()
+        .nth(usize::from(result.match_line > result.range.start.line))
+        .unwrap_or("")
+        .trim();
+    let container = match &result.container {
+        Some(c) => format!("{c} · {}:{}", result.path, line + 1),
+        None => format!("{}:{} {first_line}", result.path, line + 1),
+    };
+    SymbolInformation {
+        name,
+        kind: symbol_kind(&result.kind),
+        tags: None,
+        deprecated: None,
+        location: Location::new(
+            result.uri,
+            Range::new(Position::new(line, 0), Position::new(line, 0)),
+        ),
+        container_name: Some(container),
+    }
+}
+
+/// Watches a workspace root; writes that matter (not under `.git/` or `.sift/`, not mere reads)
+/// request an update.
+fn watch(
+    ws: &Arc<Workspace>,
+) -> notify::Result<
+    notify_debouncer_full::Debouncer<
+        notify::RecommendedWatcher,
+        notify_debouncer_full::RecommendedCache,
+    >,
+> {
+    let weak = Arc::downgrade(ws);
+    let root = ws.root.clone();
+    let mut debouncer = notify_debouncer_full::new_debouncer(
+        std::time::Duration::from_millis(100),
+        None,
+        move |result: notify_debouncer_full::DebounceEventResult| {
+            let Ok(events) = result else { return };
+            // Reads (our own, while indexing, among them) change nothing: only writes count.
+            let writes = events.iter().filter(|e| !matches!(e.kind, notify::EventKind::Access(_)));
+            let relevant = writes.flat_map(|e| e.paths.iter()).any(|p| {
+                let rel = p.strip_prefix(&root).unwrap_or(p);
+                !rel.components().any(|c| {
+                    let c = c.as_os_str();
+                    c == ".git" || c == ".sift"
+                })
+            });
+            if relevant && let Some(ws) = weak.upgrade() {
+                ws.request_update();
+            }
+        },
+    )?;
+    debouncer.watch(&ws.root, notify::RecursiveMode::Recursive)?;
+    Ok(debouncer)
+}
+
+/// Turns update progress into LSP work-done progress, one token per running update.
+async fn report_progress(
+    client: Client,
+    mut rx: mpsc::UnboundedReceiver<ProgressEvent>,
+    supported: bool,
+) {
+    let mut ongoing: HashMap<
+        PathBuf,
+        (
+            tower_lsp_server::OngoingProgress<
+                tower_lsp_server::Bounded,
+                tower_lsp_server::NotCancellable,
+            >,
+            u32,
+        ),
+    > = HashMap::new();
+    let mut counter = 0u32;
+    while let Some(event) = rx.recv().await {
+        if !supported {
+            continue;
+        }
+        match event {
+            ProgressEvent::Begin { root, total } => {
+                counter += 1;
+                let token = NumberOrString::String(format!("sift-index-{counter}"));
+                if client.create_work_done_progress(token.clone()).await.is_err() {
+                    continue;
+                }
+                let name =
+                    root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+                let progress = client
+                    .progress(token, format!("sift: indexing {name}"))
+                    .with_percentage(0)
+                    .with_message(format!("0/{total} files"))
+                    .begin()
+                    .await;
+                ongoing.insert(root, (progress, 0));
+            }
+            ProgressEvent::Report { root, done, total } => {
+                if let Some((progress, last)) = ongoing.get_mut(&root) {
+                    let pct = (done * 100 / total.max(1)).min(100) as u32;
+                    if pct != *last {
+                        *last = pct;
+                        progress.report_with_message(format!("{done}/{total} files"), pct).await;
+                    }
+                }
+            }
+            ProgressEvent::End { root, message } => {
+                if let Some((progress, _)) = ongoing.remove(&root) {
+                    progress.finish_with_message(message).await;
+                }
+            }
+        }
+    }
+}
+
+/// Owns the open documents; applies notifications strictly in arrival order.
+struct DocumentActor {
+    workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
+    rx: mpsc::UnboundedReceiver<DocEvent>,
+    encoding: Encoding,
+    texts: HashMap<Uri, String>,
+}
+
+impl DocumentActor {
+    fn new(
+        workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
+        rx: mpsc::UnboundedReceiver<DocEvent>,
+        encoding: Encoding,
+    ) -> Self {
+        DocumentActor { workspaces, rx, encoding, texts: HashMap::new() }
+    }
+
+    /// The workspace holding `uri` and the document's path relative to it.
+    fn locate(&self, uri: &Uri) -> Option<(Arc<Workspace>, String)> {
+        let path = uri.to_file_path()?.into_owned();
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        let workspaces = self.workspaces.read().unwrap_or_else(|e| e.into_inner());
+        workspaces
+            .iter()
+            .filter_map(|ws| ws.relative(&path).map(|rel| (ws.clone(), rel)))
+            .max_by_key(|(ws, _)| ws.root.as_os_str().len())
+    }
+
+    async fn run(mut self) {
+        while let Some(event) = self.rx.recv().await {
+            let outcome = AssertUnwindSafe(self.apply(event)).catch_unwind().await;
+            if let Err(panic) = outcome {
+                tracing::error!("document update panicked: {}", panic_message(&panic));
+            }
+        }
+    }
+
+    async fn apply(&mut self, event: DocEvent) {
+        let (uri, text) = match event {
+            DocEvent::Open(uri, text) => {
+                self.texts.insert(uri.clone(), text.clone());
+                (uri, Some(text))
+            }
+            DocEvent::Change(uri, changes) => {
+                let Some(text) = self.texts.get_mut(&uri) else {
+                    tracing::warn!("change to a document that is not open: {}", uri.as_str());
+                    return;
+                };
+                for change in &changes {
+                    apply_change(text, change, self.encoding);
+                }
+                let text = text.clone();
+                (uri, Some(text))
+            }
+            DocEvent::Close(uri) => {
+                self.texts.remove(&uri);
+                (uri, None)
+            }
+            DocEvent::FilesChanged => {
+                let workspaces = self.workspaces.read().unwrap_or_else(|e| e.into_inner()).clone();
+                for ws in workspaces {
+                    ws.request_update();
+                }
+                return;
+            }
+        };
+        let Some((ws, rel)) = self.locate(&uri) else { return };
+        let result = tokio::task::spawn_blocking(move || {
+            let mut overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
+            match text {
+                Some(text) => overlay.set(&rel, &text),
+                None => overlay.remove(&rel),
+            }
+        })
+        .await;
+        match result {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => tracing::warn!("cannot index the unsaved buffer {}: {e}", uri.as_str()),
+            Err(e) => tracing::error!("indexing the unsaved buffer {} crashed: {e}", uri.as_str()),
+        }
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> Result<InitializeResult> {
+        guarded("initialize", async {
+            let offered =
+                params.capabilities.general.as_ref().and_then(|g| g.position_encodings.as_deref());
+            let encoding = Encoding::negotiate(offered);
+            let _ = self.encoding.set(encoding);
+            let progress = params
+                .capabilities
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false);
+            self.progress_supported.store(progress, std::sync::atomic::Ordering::Relaxed);
+            let hooks = params
+                .initialization_options
+                .as_ref()
+                .and_then(|o| o.get("siftTestHooks"))
+                .and_then(Value::as_bool);
+            self.test_hooks.store(hooks == Some(true), std::sync::atomic::Ordering::Relaxed);
+            let mut roots: Vec<PathBuf> = params
+                .workspace_folders
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+                .collect();
+            #[allow(deprecated)]
+            if roots.is_empty()
+                && let Some(uri) = params.root_uri.as_ref()
+                && let Some(path) = uri.to_file_path()
+            {
+                roots.push(path.into_owned());
+            }
+            *self.roots.lock().unwrap_or_else(|e| e.into_inner()) = roots;
+            Ok(InitializeResult {
+                capabilities: ServerCapabilities {
+                    position_encoding: Some(encoding.kind()),
+                    text_document_sync: Some(TextDocumentSyncCapability::Options(
+                        TextDocumentSyncOptions {
+                            open_close: Some(true),
+                            change: Some(TextDocumentSyncKind::INCREMENTAL),
+                            save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                            ..Default::default()
+                        },
+                    )),
+                    workspace_symbol_provider: Some(OneOf::Left(true)),
+                    execute_command_provider: Some(ExecuteCommandOptions {
+                        commands: protocol::COMMANDS.iter().map(|c| c.to_string()).collect(),
+                        ..Default::default()
+                    }),
+                    workspace: Some(WorkspaceServerCapabilities {
+                        workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                            supported: Some(true),
+                            change_notifications: None,
+                        }),
+                        file_operations: None,
+                    }),
+                    ..Default::default()
+                },
+                server_info: Some(ServerInfo {
+                    name: "sift".into(),
+                    version: Some(env!("CARGO_PKG_VERSION").into()),
+                }),
+                offset_encoding: None,
+            })
+        })
+        .await
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        guarded_notification("initialized", self.start_workspaces()).await;
+    }
+
+    async fn shutdown(&self) -> Result<()> {
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let _ = self.docs.send(DocEvent::Open(params.text_document.uri, params.text_document.text));
+    }
+
+    async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let _ = self.docs.send(DocEvent::Change(params.text_document.uri, params.content_changes));
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let _ = self.docs.send(DocEvent::Close(params.text_document.uri));
+    }
+
+    async fn did_save(&self, _: DidSaveTextDocumentParams) {
+        let _ = self.docs.send(DocEvent::FilesChanged);
+    }
+
+    async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {
+        let _ = self.docs.send(DocEvent::FilesChanged);
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> Result<Option<WorkspaceSymbolResponse>> {
+        guarded("workspace/symbol", async {
+            if sift_indexer::tokenizer::tokenize(&params.query).is_empty() {
+                return Ok(Some(WorkspaceSymbolResponse::Flat(Vec::new())));
+            }
+            let found = self
+                .search(SearchParams {
+                    query: params.query,
+                    k: Some(50),
+                    mode: None,
+                    max_per_file: None,
+                })
+                .await?;
+            Ok(Some(WorkspaceSymbolResponse::Flat(
+                found.results.into_iter().map(to_symbol).collect(),
+            )))
+        })
+        .await
+    }
+
+    async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
+        guarded("workspace/executeCommand", async {
+            match params.command.as_str() {
+                protocol::CMD_SEARCH => {
+                    let search = command_search_params(&params.arguments)?;
+                    let found = self.search(search).await?;
+                    Ok(Some(serde_json::to_value(found).map_err(|e| internal(e.to_string()))?))
+                }
+                protocol::CMD_REINDEX => {
+                    let workspaces = self.workspaces();
+                    for ws in &workspaces {
+                        ws.request_update();
+                    }
+                    Ok(Some(serde_json::json!({ "scheduled": workspaces.len() })))
+                }
+                protocol::CMD_STATUS => Ok(Some(
+                    serde_json::to_value(self.status()).map_err(|e| internal(e.to_string()))?,
+                )),
+                "sift.test.panic" if self.test_hooks.load(std::sync::atomic::Ordering::Relaxed) => {
+                    panic!("a test asked for a panic")
+                }
+                "sift.test.sleep" if self.test_hooks.load(std::sync::atomic::Ordering::Relaxed) => {
+                    let ms = params.arguments.first().and_then(Value::as_u64).unwrap_or(1000);
+                    tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+                    Ok(Some(Value::Null))
+                }
+                other => Err(Error::invalid_params(format!(
+                    "unknown command {other:?}; sift knows {}",
+                    protocol::COMMANDS.join(", ")
+                ))),
+            }
+        })
+        .await
+    }
+}
+
+/// `sift.search` takes `[query, k?]` or `[{query, k?, mode?}]`.
+fn command_search_params(args: &[Value]) -> Result<SearchParams> {
+    match args {
+        [Value::String(query), rest @ ..] => Ok(SearchParams {
+            query: query.clone(),
+            k: rest.first().and_then(Value::as_u64).map(|k| k as usize),
+            mode: None,
+            max_per_file: None,
+        }),
+        [object @ Value::Object(_)] => {
+            serde_json::from_value(object.clone()).map_err(|e| Error::invalid_params(e.to_string()))
+        }
+        _ => Err(Error::invalid_params("sift.search takes [query, k?] or [{\"query\": …}]")),
+    }
+}

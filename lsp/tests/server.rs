@@ -1,0 +1,451 @@
+//! The language server driven in-process over an in-memory duplex, as an editor would drive it:
+//! initialize, progress, searches, unsaved buffers, commands, malformed input, shutdown.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sift_lsp::server::framing::{FrameReader, Incoming, encode};
+use sift_lsp::server::{Ending, serve};
+use tokio::io::{AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
+
+/// A minimal LSP client. Dropping it without [`TestClient::shutdown`] fails the test: every test
+/// must end with a clean shutdown.
+struct TestClient {
+    tx: WriteHalf<DuplexStream>,
+    rx: FrameReader<ReadHalf<DuplexStream>>,
+    server: Option<tokio::task::JoinHandle<Ending>>,
+    next_id: i64,
+    /// Notifications and server requests seen so far.
+    seen: Vec<Value>,
+    clean: bool,
+}
+
+const WAIT: Duration = Duration::from_secs(60);
+
+impl TestClient {
+    /// Starts a server and initializes it on `roots`.
+    async fn start(roots: &[&Path], init_options: Value) -> TestClient {
+        let (client_side, server_side) = tokio::io::duplex(1 << 20);
+        let (server_rx, server_tx) = tokio::io::split(server_side);
+        let server = tokio::spawn(serve(server_rx, server_tx));
+        let (rx, tx) = tokio::io::split(client_side);
+        let mut client = TestClient {
+            tx,
+            rx: FrameReader::new(rx, 64 << 20),
+            server: Some(server),
+            next_id: 1,
+            seen: Vec::new(),
+            clean: false,
+        };
+        let folders: Vec<Value> = roots
+            .iter()
+            .map(|r| json!({"uri": uri(r), "name": r.file_name().unwrap().to_string_lossy()}))
+            .collect();
+        let mut params = json!({
+            "processId": null,
+            "rootUri": null,
+            "capabilities": {
+                "window": {"workDoneProgress": true},
+                "general": {"positionEncodings": ["utf-16"]}
+            },
+            "workspaceFolders": folders,
+        });
+        if let (Some(p), Some(extra)) = (params.as_object_mut(), init_options.as_object()) {
+            for (k, v) in extra {
+                p.insert(k.clone(), v.clone());
+            }
+        }
+        let init = client.request("initialize", params).await;
+        assert!(init.get("result").is_some(), "{init}");
+        client.notify("initialized", json!({})).await;
+        client
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.send_raw(&encode(&message)).await;
+    }
+
+    async fn send_raw(&mut self, bytes: &[u8]) {
+        self.tx.write_all(bytes).await.expect("server reads");
+        self.tx.flush().await.unwrap();
+    }
+
+    async fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc": "2.0", "method": method, "params": params})).await;
+    }
+
+    /// Reads one message, answering server-to-client requests on the way.
+    async fn read(&mut self) -> Value {
+        loop {
+            let item = tokio::time::timeout(WAIT, self.rx.next())
+                .await
+                .expect("the server answered in time")
+                .expect("readable")
+                .expect("the server is still talking");
+            let Incoming::Message(message) = item else {
+                panic!("server sent a malformed frame: {item:?}")
+            };
+            if message.get("method").is_some() && message.get("id").is_some() {
+                // A request from the server (e.g. window/workDoneProgress/create): accept it.
+                let id = message["id"].clone();
+                self.seen.push(message);
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": null})).await;
+                continue;
+            }
+            return message;
+        }
+    }
+
+    /// Sends a request and returns the whole response object.
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        self.response_to(json!(id)).await
+    }
+
+    async fn response_to(&mut self, id: Value) -> Value {
+        loop {
+            let message = self.read().await;
+            if message.get("method").is_none() && message.get("id") == Some(&id) {
+                return message;
+            }
+            self.seen.push(message);
+        }
+    }
+
+    /// Waits until a `$/progress` end notification has been seen.
+    async fn wait_for_progress_end(&mut self) {
+        while !self.progress_kinds().contains(&"end".to_string()) {
+            let message = self.read().await;
+            self.seen.push(message);
+        }
+    }
+
+    fn progress_kinds(&self) -> Vec<String> {
+        self.seen
+            .iter()
+            .filter(|m| m["method"] == "$/progress")
+            .filter_map(|m| m["params"]["value"]["kind"].as_str().map(str::to_string))
+            .collect()
+    }
+
+    async fn search(&mut self, query: &str) -> Value {
+        let response = self.request("sift/search", json!({"query": query})).await;
+        response.get("result").cloned().unwrap_or_else(|| panic!("{response}"))
+    }
+
+    /// Sends `shutdown` (with `"params": null`, as Emacs does) and `exit`; asserts a clean end.
+    async fn shutdown(mut self) {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "shutdown", "params": null})).await;
+        let response = self.response_to(json!(id)).await;
+        assert_eq!(response["result"], Value::Null, "{response}");
+        assert!(response.get("error").is_none(), "{response}");
+        self.notify("exit", json!(null)).await;
+        // The input stays open: the server must end anyway.
+        let ending = tokio::time::timeout(Duration::from_secs(10), self.server.take().unwrap())
+            .await
+            .expect("the server ends promptly after exit")
+            .expect("the server task did not panic");
+        assert_eq!(ending, Ending::Clean);
+        self.clean = true;
+    }
+}
+
+impl Drop for TestClient {
+    fn drop(&mut self) {
+        if !self.clean && !std::thread::panicking() {
+            panic!("test ended without a clean shutdown: call TestClient::shutdown");
+        }
+    }
+}
+
+fn uri(path: &Path) -> String {
+    format!("file://{}", path.display())
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(
+        root,
+        "src/config.rs",
+        "/// Reads the configuration.\npub fn parse_config(path: &str) -> String {\n    path.to_string()\n}\n",
+    );
+    write(
+        root,
+        "web/login.py",
+        "class LoginView:\n    def post(self, request):\n        return check_password(request)\n",
+    );
+    write(root, "README.md", "# Demo\n\nParses configuration files.\n");
+    dir
+}
+
+fn canonical(dir: &tempfile::TempDir) -> std::path::PathBuf {
+    std::fs::canonicalize(dir.path()).unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn indexes_on_start_with_progress_and_answers_workspace_symbol() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    let kinds = client.progress_kinds();
+    assert_eq!(kinds.first().map(String::as_str), Some("begin"), "{kinds:?}");
+    assert!(client.seen.iter().any(|m| m["method"] == "window/workDoneProgress/create"));
+
+    let response = client.request("workspace/symbol", json!({"query": "parseConfig"})).await;
+    let symbols = response["result"].as_array().unwrap_or_else(|| panic!("{response}"));
+    assert_eq!(symbols[0]["name"], "parse_config");
+    assert_eq!(symbols[0]["kind"], 12, "function");
+    assert!(symbols[0]["location"]["uri"].as_str().unwrap().ends_with("src/config.rs"));
+    assert_eq!(symbols[0]["location"]["range"]["start"]["line"], 1);
+
+    let empty = client.request("workspace/symbol", json!({"query": ""})).await;
+    assert_eq!(empty["result"], json!([]));
+
+    let status = client
+        .request("workspace/executeCommand", json!({"command": "sift.status", "arguments": []}))
+        .await;
+    let ws = &status["result"]["workspaces"][0];
+    assert_eq!(ws["state"], "ready", "{status}");
+    assert_eq!(ws["files"], 3);
+    assert_eq!(status["result"]["positionEncoding"], "utf-16");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sift_search_returns_the_documented_shape() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    let found = client.search("check password").await;
+    let top = &found["results"][0];
+    assert_eq!(top["path"], "web/login.py");
+    assert_eq!(top["uri"], uri(&root.join("web/login.py")));
+    assert_eq!(top["range"]["start"], json!({"line": 0, "character": 0}));
+    assert_eq!(top["range"]["end"], json!({"line": 3, "character": 0}));
+    assert_eq!(top["matchLine"], 2);
+    assert_eq!(top["kind"], "class");
+    assert_eq!(top["unsaved"], false);
+    assert_eq!(found["mode"], "lexical");
+    assert_eq!(found["coverage"][0]["state"], "ready");
+
+    let via_command = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "sift.search", "arguments": ["check password", 1]}),
+        )
+        .await;
+    assert_eq!(via_command["result"]["results"][0]["path"], "web/login.py");
+    assert_eq!(via_command["result"]["results"].as_array().unwrap().len(), 1);
+
+    let bad = client.request("sift/search", json!({"query": "x", "mode": "semantic"})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let bad = client.request("workspace/executeCommand", json!({"command": "sift.nope"})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unsaved_buffers_are_searchable_as_typed_and_forgotten_on_close() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    let file = uri(&root.join("src/config.rs"));
+    let text = std::fs::read_to_string(root.join("src/config.rs")).unwrap();
+    client
+        .notify("textDocument/didOpen", json!({"textDocument": {"uri": file, "languageId": "rust", "version": 1, "text": text}}))
+        .await;
+    // An incremental edit: insert a function at the top.
+    client
+        .notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": file, "version": 2}, "contentChanges": [{
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}},
+                "text": "fn typed_but_unsaved() {}\n"
+            }]}),
+        )
+        .await;
+    let mut found = Value::Null;
+    for _ in 0..50 {
+        found = client.search("typed_but_unsaved").await;
+        if found["results"][0]["path"] == "src/config.rs" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let top = &found["results"][0];
+    assert_eq!(top["path"], "src/config.rs", "{found}");
+    assert_eq!(top["unsaved"], true);
+    assert_eq!(top["range"]["start"]["line"], 0);
+    // The saved chunks of that file give way to the buffer's: no duplicate of parse_config.
+    let found = client.search("parse_config").await;
+    let config_hits: Vec<&Value> = found["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["path"] == "src/config.rs")
+        .collect();
+    assert!(config_hits.iter().all(|r| r["unsaved"] == true), "{found}");
+
+    client.notify("textDocument/didClose", json!({"textDocument": {"uri": file}})).await;
+    let mut gone = false;
+    for _ in 0..50 {
+        let found = client.search("typed_but_unsaved").await;
+        if found["results"].as_array().unwrap().iter().all(|r| r["path"] != "src/config.rs") {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(gone, "closing the buffer brings back the saved file");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn saved_and_external_changes_are_reindexed_by_the_watcher() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    write(&root, "src/added_later.rs", "pub fn appeared_on_disk() {}\n");
+    let mut found = Value::Null;
+    for _ in 0..200 {
+        found = client.search("appeared_on_disk").await;
+        if found["results"][0]["path"] == "src/added_later.rs" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(found["results"][0]["path"], "src/added_later.rs", "{found}");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn multi_root_workspaces_are_all_indexed() {
+    let (a, b) = (repo(), tempfile::tempdir().unwrap());
+    write(b.path(), "lib/other.go", "package lib\n\nfunc OtherRootFunc() {}\n");
+    let (ra, rb) = (canonical(&a), canonical(&b));
+    let mut client = TestClient::start(&[&ra, &rb], json!({})).await;
+    let mut found = Value::Null;
+    for _ in 0..200 {
+        found = client.search("OtherRootFunc").await;
+        let states: Vec<&Value> =
+            found["coverage"].as_array().unwrap().iter().map(|c| &c["state"]).collect();
+        if states.iter().all(|s| *s == "ready") && !found["results"].as_array().unwrap().is_empty()
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(found["coverage"].as_array().unwrap().len(), 2);
+    assert_eq!(found["results"][0]["uri"], uri(&rb.join("lib/other.go")), "{found}");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn malformed_frames_get_errors_and_the_next_request_is_answered() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    let cases: Vec<(&str, Vec<u8>, i64)> = vec![
+        ("garbage", b"hello there\r\n".to_vec(), -32700),
+        ("bad length", b"Content-Length: nope\r\n\r\n{}".to_vec(), -32700),
+        ("invalid json", b"Content-Length: 9\r\n\r\n{\"a\": tru".to_vec(), -32700),
+        ("invalid utf-8", b"Content-Length: 4\r\n\r\n\"\xff\xfe\"".to_vec(), -32700),
+        ("batch", b"Content-Length: 2\r\n\r\n[]".to_vec(), -32600),
+        ("absurd length", b"Content-Length: 999999999999\r\n\r\n".to_vec(), -32600),
+    ];
+    for (name, bytes, _code) in &cases {
+        client.send_raw(bytes).await;
+        let error = client.read().await;
+        assert!(error.get("error").is_some(), "{name}: {error}");
+        assert_eq!(error["id"], Value::Null, "{name}: {error}");
+        // The next valid request is answered.
+        let status = client
+            .request("workspace/executeCommand", json!({"command": "sift.status", "arguments": []}))
+            .await;
+        assert!(status.get("result").is_some(), "after {name}: {status}");
+    }
+    // A request with bad params is answered with an error carrying its id.
+    let bad = client.request("workspace/symbol", json!({"query": 42})).await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exit_without_shutdown_ends_abruptly_but_promptly() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.notify("exit", json!(null)).await;
+    let ending = tokio::time::timeout(Duration::from_secs(10), client.server.take().unwrap())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(ending, Ending::Abrupt);
+    client.clean = true;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_panicking_handler_answers_internal_error_and_the_server_lives_on() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client =
+        TestClient::start(&[&root], json!({"initializationOptions": {"siftTestHooks": true}}))
+            .await;
+    let crashed =
+        client.request("workspace/executeCommand", json!({"command": "sift.test.panic"})).await;
+    assert_eq!(crashed["error"]["code"], -32603, "{crashed}");
+    assert!(crashed["error"]["message"].as_str().unwrap().contains("a test asked for a panic"));
+    let status =
+        client.request("workspace/executeCommand", json!({"command": "sift.status"})).await;
+    assert!(status.get("result").is_some(), "{status}");
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancel_request_answers_request_cancelled() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client =
+        TestClient::start(&[&root], json!({"initializationOptions": {"siftTestHooks": true}}))
+            .await;
+    let id = 900;
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "method": "workspace/executeCommand", "params": {"command": "sift.test.sleep", "arguments": [30000]}}))
+        .await;
+    client.notify("$/cancelRequest", json!({"id": id})).await;
+    let started = std::time::Instant::now();
+    let response = client.response_to(json!(id)).await;
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "cancelled work must stop, not run to the end"
+    );
+    client.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn test_hooks_are_off_unless_asked_for() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    let refused =
+        client.request("workspace/executeCommand", json!({"command": "sift.test.panic"})).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    client.shutdown().await;
+}
