@@ -212,8 +212,9 @@ impl CodeIndex {
                 self.apply(&mut writer, planned, opts, scan_start_ns, progress, &mut report)?;
             progress.phase("merging", None);
             writer.wait_merging_threads().map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
-            self.reload()?;
         }
+        // Also when nothing changed here: another process may have committed since we looked.
+        self.reload()?;
         report.files_total = files_total;
         report.chunks_total = self.num_chunks();
         report.elapsed_ms = started.elapsed().as_millis() as u64;

@@ -89,8 +89,13 @@ impl TestClient {
             if message.get("method").is_some() && message.get("id").is_some() {
                 // A request from the server (e.g. window/workDoneProgress/create): accept it.
                 let id = message["id"].clone();
+                let result = if message["method"] == "workspace/applyEdit" {
+                    json!({"applied": true})
+                } else {
+                    Value::Null
+                };
                 self.seen.push(message);
-                self.send(json!({"jsonrpc": "2.0", "id": id, "result": null})).await;
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": result})).await;
                 continue;
             }
             return message;
@@ -447,5 +452,136 @@ async fn test_hooks_are_off_unless_asked_for() {
     let refused =
         client.request("workspace/executeCommand", json!({"command": "sift.test.panic"})).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    client.shutdown().await;
+}
+
+/// Waits for the next `textDocument/publishDiagnostics` for `uri`.
+async fn next_diagnostics(client: &mut TestClient, uri: &str) -> Value {
+    let matches =
+        |m: &Value| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri;
+    if let Some(at) = client.seen.iter().position(matches) {
+        return client.seen.remove(at)["params"].clone();
+    }
+    loop {
+        let message = client.read().await;
+        if message["method"] == "textDocument/publishDiagnostics" && message["params"]["uri"] == uri
+        {
+            return message["params"].clone();
+        }
+        client.seen.push(message);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn findings_become_diagnostics_with_fix_dismiss_and_silence_actions() {
+    let dir = repo();
+    let root = canonical(&dir);
+    write(&root, "web/check.py", "x = 1\nif x == None:\n    pass\nif x == None:\n    pass\n");
+    let mut client =
+        TestClient::start(&[&root], json!({"initializationOptions": {"siftTestHooks": true}}))
+            .await;
+    let file = uri(&root.join("web/check.py"));
+    let text = std::fs::read_to_string(root.join("web/check.py")).unwrap();
+    client.notify("textDocument/didOpen", json!({"textDocument": {"uri": file, "languageId": "python", "version": 1, "text": text}})).await;
+    let finding = |id: &str, line: u32| {
+        json!({
+            "id": id, "rule": "none-comparison", "severity": "warning",
+            "message": "use `is None`", "span": {"start_line": line, "start_col": 3, "end_line": line, "end_col": 12},
+            "related": [{"path": root.join("web/check.py"), "span": {"start_line": 0, "start_col": 0, "end_line": 0, "end_col": 1}, "message": "x is set here"}],
+            "fix": {"title": "Replace with `x is None`", "span": {"start_line": line, "start_col": 3, "end_line": line, "end_col": 12}, "replacement": "x is None"}
+        })
+    };
+    let published = client
+        .request("workspace/executeCommand", json!({"command": "sift.test.publish", "arguments": [file, 1, [finding("f1", 1), finding("f2", 3)]]}))
+        .await;
+    assert_eq!(published["result"], true, "{published}");
+    let diags = next_diagnostics(&mut client, &file).await;
+    assert_eq!(diags["version"], 1);
+    let list = diags["diagnostics"].as_array().unwrap();
+    assert_eq!(list.len(), 2);
+    assert_eq!(list[0]["source"], "sift");
+    assert_eq!(list[0]["code"], "none-comparison");
+    assert_eq!(list[0]["severity"], 2);
+    assert_eq!(
+        list[0]["range"],
+        json!({"start": {"line": 1, "character": 3}, "end": {"line": 1, "character": 12}})
+    );
+    assert_eq!(list[0]["relatedInformation"][0]["message"], "x is set here");
+
+    let actions = client
+        .request("textDocument/codeAction", json!({"textDocument": {"uri": file}, "range": list[0]["range"], "context": {"diagnostics": [list[0]]}}))
+        .await;
+    let actions = actions["result"].as_array().unwrap_or_else(|| panic!("{actions}")).clone();
+    let titles: Vec<&str> = actions.iter().map(|a| a["title"].as_str().unwrap()).collect();
+    assert_eq!(
+        titles,
+        [
+            "Replace with `x is None`",
+            "Dismiss this sift finding",
+            "Silence sift rule none-comparison in this file"
+        ]
+    );
+    let annotations = &actions[0]["edit"]["changeAnnotations"]["sift-fix"];
+    assert_eq!(annotations["needsConfirmation"], true, "{}", actions[0]);
+    assert_eq!(actions[0]["edit"]["documentChanges"][0]["edits"][0]["newText"], "x is None");
+
+    // The server-initiated path: workspace/applyEdit with an annotation that asks to confirm.
+    let applied = client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "sift.applyFix", "arguments": [file, "f1"]}),
+        )
+        .await;
+    assert_eq!(applied["result"]["applied"], true, "{applied}");
+    let request = client
+        .seen
+        .iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("applyEdit sent")
+        .clone();
+    assert_eq!(
+        request["params"]["edit"]["changeAnnotations"]["sift-fix"]["needsConfirmation"],
+        true
+    );
+
+    // Dismiss one: it is republished without it.
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "sift.dismiss", "arguments": [file, "f1"]}),
+        )
+        .await;
+    let diags = next_diagnostics(&mut client, &file).await;
+    let ids: Vec<&str> = diags["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| d["data"]["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["f2"]);
+    // Silence the rule: nothing left.
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "sift.silence", "arguments": [file, "none-comparison"]}),
+        )
+        .await;
+    let diags = next_diagnostics(&mut client, &file).await;
+    assert_eq!(diags["diagnostics"], json!([]));
+
+    // After an edit, actions for the old findings answer ContentModified.
+    client
+        .request(
+            "workspace/executeCommand",
+            json!({"command": "sift.test.publish", "arguments": [file, 1, [finding("f3", 1)]]}),
+        )
+        .await;
+    client
+        .notify("textDocument/didChange", json!({"textDocument": {"uri": file, "version": 2}, "contentChanges": [{"text": "y = 2\n"}]}))
+        .await;
+    let stale = client
+        .request("textDocument/codeAction", json!({"textDocument": {"uri": file}, "range": list[0]["range"], "context": {"diagnostics": [list[0]]}}))
+        .await;
+    assert_eq!(stale["error"]["code"], -32801, "{stale}");
     client.shutdown().await;
 }

@@ -133,3 +133,54 @@ fn mutated_traffic_never_kills_the_server() {
         assert!(server.child.try_wait().unwrap().is_none(), "round {round}: the server died");
     }
 }
+
+#[test]
+fn two_servers_on_one_repository_share_the_index() {
+    let dir = tempfile::tempdir().unwrap();
+    sift_tests::rust_corpus(dir.path(), 800);
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let mut a = StdioServer::start(&[]);
+    let mut b = StdioServer::start(&[]);
+    a.initialize(&root);
+    b.initialize(&root);
+    let ready = |server: &mut StdioServer| {
+        for _ in 0..600 {
+            let found = server.request("sift/search", json!({"query": "fn_799_5", "k": 1}));
+            let result = &found["result"];
+            let states: Vec<&str> = result["coverage"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["state"].as_str().unwrap())
+                .collect();
+            if states == ["ready"] && result["results"][0]["path"] == "src/m0/f799.rs" {
+                return result["coverage"][0].clone();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the server never became ready with the full index");
+    };
+    let (ca, cb) = (ready(&mut a), ready(&mut b));
+    assert_eq!(ca["files"], 800);
+    assert_eq!(cb["files"], 800);
+    assert_eq!(ca["chunks"], cb["chunks"]);
+    // A change on disk reaches both.
+    write(&root, "src/late.rs", "pub fn seen_by_both_windows() {}\n");
+    for server in [&mut a, &mut b] {
+        let mut seen = false;
+        for _ in 0..300 {
+            let found =
+                server.request("sift/search", json!({"query": "seen_by_both_windows", "k": 1}));
+            if found["result"]["results"][0]["path"] == "src/late.rs" {
+                seen = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(seen, "a change on disk was not picked up by every window");
+    }
+    let status = sift_tests::run(&["status", "--path", root.to_str().unwrap(), "--json"]);
+    let status: serde_json::Value =
+        serde_json::from_str(sift_tests::stdout(&status).trim()).unwrap();
+    assert_eq!(status["files"], 801);
+}

@@ -19,6 +19,7 @@ use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
+use super::diagnostics::{self, Finding, Findings};
 use super::position::{Encoding, apply_change};
 use super::protocol::{self, SearchParams, SearchResponse, SearchResult, StatusResponse};
 use super::workspace::{ProgressEvent, Workspace};
@@ -34,6 +35,11 @@ pub struct Backend {
     /// to prove panics are caught and requests can be cancelled.
     test_hooks: std::sync::atomic::AtomicBool,
     docs: mpsc::UnboundedSender<DocEvent>,
+    /// The latest version the client announced per open document (updated in arrival order).
+    versions: Mutex<HashMap<Uri, i32>>,
+    /// Open documents' text as the document task last applied it.
+    texts: Arc<Mutex<HashMap<Uri, String>>>,
+    findings: Mutex<Findings>,
     docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
     watchers: Mutex<
         Vec<
@@ -97,6 +103,9 @@ impl Backend {
             progress_supported: Default::default(),
             test_hooks: Default::default(),
             docs: tx,
+            versions: Mutex::new(HashMap::new()),
+            texts: Arc::new(Mutex::new(HashMap::new())),
+            findings: Mutex::new(Findings::default()),
             docs_rx: Mutex::new(Some(rx)),
             watchers: Mutex::new(Vec::new()),
         }
@@ -145,6 +154,65 @@ impl Backend {
         })
     }
 
+    fn findings(&self) -> std::sync::MutexGuard<'_, Findings> {
+        self.findings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn current_version(&self, uri: &Uri) -> Option<i32> {
+        self.versions.lock().unwrap_or_else(|e| e.into_inner()).get(uri).copied()
+    }
+
+    /// The document's text as the user sees it: the open buffer, else the file on disk.
+    fn text_of(&self, uri: &Uri) -> String {
+        if let Some(text) = self.texts.lock().unwrap_or_else(|e| e.into_inner()).get(uri) {
+            return text.clone();
+        }
+        uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
+    }
+
+    /// Replaces the findings of `uri` (computed for document `version`) and publishes them.
+    pub async fn set_findings(&self, uri: Uri, version: Option<i32>, findings: Vec<Finding>) {
+        self.findings().set(uri.clone(), version, findings);
+        self.publish(&uri).await;
+    }
+
+    /// Publishes the visible findings of `uri` as diagnostics.
+    async fn publish(&self, uri: &Uri) {
+        let (visible, version) = {
+            let findings = self.findings();
+            (findings.visible(uri), findings.version(uri))
+        };
+        let text = self.text_of(uri);
+        let diagnostics = diagnostics::to_diagnostics(&visible, &text, self.encoding());
+        self.client.publish_diagnostics(uri.clone(), diagnostics, version).await;
+    }
+
+    /// Sends a finding's fix to the client through `workspace/applyEdit`, which asks the user to
+    /// confirm it.
+    async fn apply_fix(&self, uri: &Uri, id: &str) -> Result<Value> {
+        let edit = {
+            let findings = self.findings();
+            let finding = findings.get(uri, id).ok_or_else(|| {
+                Error::invalid_params(format!("no finding {id} in {}", uri.as_str()))
+            })?;
+            let fix = finding
+                .fix
+                .as_ref()
+                .ok_or_else(|| Error::invalid_params(format!("finding {id} has no fix")))?;
+            diagnostics::fix_edit(
+                uri,
+                findings.version(uri),
+                fix,
+                &self.text_of(uri),
+                self.encoding(),
+            )
+        };
+        let response = self.client.apply_edit(edit).await?;
+        Ok(
+            serde_json::json!({ "applied": response.applied, "failureReason": response.failure_reason }),
+        )
+    }
+
     fn status(&self) -> StatusResponse {
         StatusResponse {
             version: env!("CARGO_PKG_VERSION"),
@@ -188,7 +256,15 @@ impl Backend {
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(report_progress(self.client.clone(), prx, supported));
         if let Some(rx) = self.docs_rx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            tokio::spawn(DocumentActor::new(self.workspaces.clone(), rx, self.encoding()).run());
+            tokio::spawn(
+                DocumentActor::new(
+                    self.workspaces.clone(),
+                    rx,
+                    self.encoding(),
+                    self.texts.clone(),
+                )
+                .run(),
+            );
         }
     }
 }
@@ -377,7 +453,7 @@ struct DocumentActor {
     workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
     rx: mpsc::UnboundedReceiver<DocEvent>,
     encoding: Encoding,
-    texts: HashMap<Uri, String>,
+    texts: Arc<Mutex<HashMap<Uri, String>>>,
 }
 
 impl DocumentActor {
@@ -385,8 +461,9 @@ impl DocumentActor {
         workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
         rx: mpsc::UnboundedReceiver<DocEvent>,
         encoding: Encoding,
+        texts: Arc<Mutex<HashMap<Uri, String>>>,
     ) -> Self {
-        DocumentActor { workspaces, rx, encoding, texts: HashMap::new() }
+        DocumentActor { workspaces, rx, encoding, texts }
     }
 
     /// The workspace holding `uri` and the document's path relative to it.
@@ -412,11 +489,15 @@ impl DocumentActor {
     async fn apply(&mut self, event: DocEvent) {
         let (uri, text) = match event {
             DocEvent::Open(uri, text) => {
-                self.texts.insert(uri.clone(), text.clone());
+                self.texts
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(uri.clone(), text.clone());
                 (uri, Some(text))
             }
             DocEvent::Change(uri, changes) => {
-                let Some(text) = self.texts.get_mut(&uri) else {
+                let mut texts = self.texts.lock().unwrap_or_else(|e| e.into_inner());
+                let Some(text) = texts.get_mut(&uri) else {
                     tracing::warn!("change to a document that is not open: {}", uri.as_str());
                     return;
                 };
@@ -424,10 +505,11 @@ impl DocumentActor {
                     apply_change(text, change, self.encoding);
                 }
                 let text = text.clone();
+                drop(texts);
                 (uri, Some(text))
             }
             DocEvent::Close(uri) => {
-                self.texts.remove(&uri);
+                self.texts.lock().unwrap_or_else(|e| e.into_inner()).remove(&uri);
                 (uri, None)
             }
             DocEvent::FilesChanged => {
@@ -501,6 +583,7 @@ impl LanguageServer for Backend {
                         },
                     )),
                     workspace_symbol_provider: Some(OneOf::Left(true)),
+                    code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                     execute_command_provider: Some(ExecuteCommandOptions {
                         commands: protocol::COMMANDS.iter().map(|c| c.to_string()).collect(),
                         ..Default::default()
@@ -533,14 +616,25 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let doc = &params.text_document;
+        self.versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(doc.uri.clone(), doc.version);
         let _ = self.docs.send(DocEvent::Open(params.text_document.uri, params.text_document.text));
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
+        let doc = &params.text_document;
+        self.versions
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(doc.uri.clone(), doc.version);
         let _ = self.docs.send(DocEvent::Change(params.text_document.uri, params.content_changes));
     }
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        self.versions.lock().unwrap_or_else(|e| e.into_inner()).remove(&params.text_document.uri);
         let _ = self.docs.send(DocEvent::Close(params.text_document.uri));
     }
 
@@ -575,6 +669,29 @@ impl LanguageServer for Backend {
         .await
     }
 
+    async fn code_action(&self, params: CodeActionParams) -> Result<Option<CodeActionResponse>> {
+        guarded("textDocument/codeAction", async {
+            let uri = params.text_document.uri;
+            let findings = self.findings();
+            if let Some(published) = findings.version(&uri)
+                && self.current_version(&uri).is_some_and(|now| now != published)
+            {
+                // The findings describe an older text: their ranges would be wrong.
+                return Err(Error::content_modified());
+            }
+            let text = self.text_of(&uri);
+            let actions = diagnostics::code_actions(
+                &findings,
+                &uri,
+                &params.context.diagnostics,
+                &text,
+                self.encoding(),
+            );
+            Ok(Some(actions))
+        })
+        .await
+    }
+
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {
         guarded("workspace/executeCommand", async {
             match params.command.as_str() {
@@ -593,6 +710,44 @@ impl LanguageServer for Backend {
                 protocol::CMD_STATUS => Ok(Some(
                     serde_json::to_value(self.status()).map_err(|e| internal(e.to_string()))?,
                 )),
+                diagnostics::CMD_DISMISS
+                | diagnostics::CMD_SILENCE
+                | diagnostics::CMD_APPLY_FIX => {
+                    let [Value::String(uri), Value::String(what)] = params.arguments.as_slice()
+                    else {
+                        return Err(Error::invalid_params(format!(
+                            "{} takes [uri, id or rule]",
+                            params.command
+                        )));
+                    };
+                    let uri: Uri = uri
+                        .parse()
+                        .map_err(|_| Error::invalid_params(format!("not a URI: {uri}")))?;
+                    match params.command.as_str() {
+                        diagnostics::CMD_DISMISS => self.findings().dismiss(what),
+                        diagnostics::CMD_SILENCE => self.findings().silence(&uri, what),
+                        _ => return self.apply_fix(&uri, what).await.map(Some),
+                    }
+                    self.publish(&uri).await;
+                    Ok(Some(Value::Bool(true)))
+                }
+                "sift.test.publish"
+                    if self.test_hooks.load(std::sync::atomic::Ordering::Relaxed) =>
+                {
+                    // Stands in for the bug-finder: `[uri, version | null, findings]`.
+                    let [Value::String(uri), version, findings] = params.arguments.as_slice()
+                    else {
+                        return Err(Error::invalid_params(
+                            "sift.test.publish takes [uri, version, findings]",
+                        ));
+                    };
+                    let uri: Uri = uri.parse().map_err(|_| Error::invalid_params("bad uri"))?;
+                    let findings: Vec<Finding> = serde_json::from_value(findings.clone())
+                        .map_err(|e| Error::invalid_params(e.to_string()))?;
+                    let version = version.as_i64().map(|v| v as i32);
+                    self.set_findings(uri, version, findings).await;
+                    Ok(Some(Value::Bool(true)))
+                }
                 "sift.test.panic" if self.test_hooks.load(std::sync::atomic::Ordering::Relaxed) => {
                     panic!("a test asked for a panic")
                 }

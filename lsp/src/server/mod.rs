@@ -7,6 +7,7 @@
 //! interleave mid-frame.
 
 pub mod backend;
+pub mod diagnostics;
 pub mod framing;
 pub mod position;
 pub mod protocol;

@@ -15,7 +15,14 @@ pub const CMD_REINDEX: &str = "sift.reindex";
 /// Command: report each workspace's index state.
 pub const CMD_STATUS: &str = "sift.status";
 /// Every command the server executes.
-pub const COMMANDS: [&str; 3] = [CMD_SEARCH, CMD_REINDEX, CMD_STATUS];
+pub const COMMANDS: [&str; 6] = [
+    CMD_SEARCH,
+    CMD_REINDEX,
+    CMD_STATUS,
+    super::diagnostics::CMD_DISMISS,
+    super::diagnostics::CMD_SILENCE,
+    super::diagnostics::CMD_APPLY_FIX,
+];
 
 /// Parameters of `sift/search`.
 #[derive(Debug, Clone, Deserialize)]
