@@ -8,7 +8,6 @@
 //! before the commit leaves the previous commit and its manifest in force, and the orphaned new
 //! manifest is deleted by the next update.
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
@@ -45,11 +44,15 @@ pub struct FileRecord {
     pub skip: Option<Skip>,
 }
 
+/// Records by path. FxHash: the keys are paths from our own walk, and hashing them with SipHash
+/// was the largest single cost of a no-op update on a large tree.
+pub type FileMap = std::collections::HashMap<String, FileRecord, rustc_hash::FxBuildHasher>;
+
 /// The manifest for a whole index.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Manifest {
     /// Records by path (relative, `/`-separated).
-    pub files: HashMap<String, FileRecord>,
+    pub files: FileMap,
 }
 
 /// The payload sift stores in each tantivy commit.

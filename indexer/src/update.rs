@@ -140,35 +140,35 @@ struct Plan {
     skipped_binary_unchanged: u64,
 }
 
-fn plan(files: &[FoundFile], too_large: &[FoundFile], old: &Manifest) -> Plan {
+/// Decides what to do, consuming the old manifest: records move into the new one, so a no-op
+/// update on a large tree allocates almost nothing.
+fn plan(files: &[FoundFile], mut old: Manifest) -> Plan {
     let mut base = Manifest::default();
+    base.files.reserve(files.len());
     let mut jobs = Vec::new();
     let mut unchanged = 0;
     let mut skipped_binary_unchanged = 0;
     for file in files {
-        match old.files.get(&file.rel) {
-            Some(rec) if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns => {
-                base.files.insert(file.rel.clone(), rec.clone());
+        match old.files.remove_entry(&file.rel) {
+            Some((rel, rec))
+                if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns =>
+            {
                 unchanged += 1;
                 if rec.skip == Some(Skip::Binary) {
                     skipped_binary_unchanged += 1;
                 }
+                base.files.insert(rel, rec);
             }
-            Some(rec) => {
+            Some((rel, rec)) => {
                 // Its old chunks stay in the index until the job replaces them.
-                base.files.insert(file.rel.clone(), rec.clone());
                 jobs.push(Job { file: file.clone(), old: Some(rec.clone()) });
+                base.files.insert(rel, rec);
             }
             None => jobs.push(Job { file: file.clone(), old: None }),
         }
     }
-    let mut present: std::collections::HashSet<&str> =
-        files.iter().map(|f| f.rel.as_str()).collect();
-    for f in too_large {
-        present.remove(f.rel.as_str());
-    }
-    let mut removed: Vec<String> =
-        old.files.keys().filter(|p| !present.contains(p.as_str())).cloned().collect();
+    // What is left was not found (deleted, now ignored) or is now too large.
+    let mut removed: Vec<String> = old.files.into_keys().collect();
     removed.sort();
     Plan { jobs, removed, base, unchanged, skipped_binary_unchanged }
 }
@@ -196,12 +196,12 @@ impl CodeIndex {
             ..UpdateReport::default()
         };
 
-        let mut planned = plan(&walked.files, &walked.too_large, &self.manifest()?);
+        let mut planned = plan(&walked.files, self.manifest()?);
         let mut writer: Option<IndexWriter> = None;
         if !planned.jobs.is_empty() || !planned.removed.is_empty() {
             // Re-plan under the lock: another process may have committed since we looked.
             writer = Some(self.writer(opts.threads.div_ceil(2))?);
-            planned = plan(&walked.files, &walked.too_large, &self.manifest()?);
+            planned = plan(&walked.files, self.manifest()?);
         }
         report.unchanged = planned.unchanged;
         report.skipped.binary = planned.skipped_binary_unchanged;

@@ -223,6 +223,8 @@ async fn indexes_on_start_with_progress_and_answers_workspace_symbol() {
         .request("workspace/executeCommand", json!({"command": "sift.status", "arguments": []}))
         .await;
     let ws = &status["result"]["workspaces"][0];
+    // Small follow-up updates (files written a moment before start are re-hashed once) are not
+    // shown: the state stays `ready` once the first update ended.
     assert_eq!(ws["state"], "ready", "{status}");
     assert_eq!(ws["files"], 3);
     assert_eq!(status["result"]["positionEncoding"], "utf-16");

@@ -72,6 +72,7 @@ pub struct Workspace {
     /// Unsaved buffers.
     pub overlay: Mutex<Overlay>,
     coverage: Mutex<Coverage>,
+    ready_once: std::sync::atomic::AtomicBool,
     updates: mpsc::Sender<()>,
 }
 
@@ -108,6 +109,7 @@ impl Workspace {
             index: Arc::new(index),
             overlay: Mutex::new(Overlay::new()?),
             coverage: Mutex::new(coverage),
+            ready_once: Default::default(),
             updates: tx,
         });
         Ok((ws, Updater { rx, opts, progress }))
@@ -121,6 +123,11 @@ impl Workspace {
     /// A snapshot of how complete the index is.
     pub fn coverage(&self) -> Coverage {
         self.coverage.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Whether an update has completed since the server started.
+    fn has_been_ready(&self) -> bool {
+        self.ready_once.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     fn set_coverage(&self, f: impl FnOnce(&mut Coverage)) {
@@ -156,6 +163,7 @@ impl Workspace {
             match result {
                 Ok(Ok(report)) => {
                     retry = Duration::from_secs(1);
+                    self.ready_once.store(true, std::sync::atomic::Ordering::Relaxed);
                     self.set_coverage(|c| {
                         c.state = "ready";
                         c.files = report.files_total;
@@ -222,6 +230,9 @@ impl Workspace {
     }
 }
 
+/// Updates with fewer files than this, after the first, are not shown as progress.
+const VISIBLE_UPDATE: u64 = 50;
+
 /// Sends update progress to the protocol side and keeps the coverage current.
 struct ChannelProgress {
     root: PathBuf,
@@ -232,8 +243,11 @@ struct ChannelProgress {
 
 impl Progress for ChannelProgress {
     fn phase(&self, name: &'static str, total: Option<u64>) {
+        // Small updates (a saved file, a few files touched by a checkout) finish in moments:
+        // they change neither the state shown nor the progress UI, so editors do not flicker.
         if name == "indexing"
             && let Some(total) = total
+            && (total >= VISIBLE_UPDATE || !self.ws.has_been_ready())
         {
             self.total.store(total, std::sync::atomic::Ordering::Relaxed);
             self.ws.set_coverage(|c| {
@@ -249,6 +263,9 @@ impl Progress for ChannelProgress {
 
     fn advance(&self, n: u64) {
         let total = self.total.load(std::sync::atomic::Ordering::Relaxed);
+        if total == 0 {
+            return; // a small update: not shown
+        }
         let mut done = 0;
         self.ws.set_coverage(|c| {
             c.files_done += n;
