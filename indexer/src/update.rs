@@ -8,7 +8,7 @@
 //! each commit describes exactly what that commit holds (see [`crate::manifest`]), so an update
 //! killed at any moment resumes from its last commit.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -21,7 +21,7 @@ use crate::error::{Error, Result};
 use crate::index::{CodeIndex, Fields};
 use crate::lang::{Language, text_label};
 use crate::manifest::{CommitPayload, FileRecord, Manifest, Skip};
-use crate::walk::{FoundFile, walk};
+use crate::walk::{FoundFile, walk, walk_paths};
 
 /// How to run an update.
 #[derive(Debug, Clone)]
@@ -51,6 +51,10 @@ pub trait Progress {
     fn phase(&self, name: &'static str, total: Option<u64>);
     /// `n` more steps of the current phase are done.
     fn advance(&self, n: u64);
+    /// A commit made `files` files and `chunks` chunks searchable.
+    fn committed(&self, files: u64, chunks: u64) {
+        let _ = (files, chunks);
+    }
 }
 
 /// A [`Progress`] that ignores everything.
@@ -126,6 +130,9 @@ enum Outcome {
     Unreadable { rel: String, error: String },
 }
 
+/// The first commit of a long update comes this soon (at the latest).
+const FIRST_COMMIT_AFTER: Duration = Duration::from_millis(300);
+
 /// How long before the start of an update a modification time must be for the manifest to
 /// trust it next time (file systems with coarse timestamps can hide a later edit).
 const RACY_WINDOW_NS: i64 = 2_000_000_000;
@@ -173,18 +180,98 @@ fn plan(files: &[FoundFile], mut old: Manifest) -> Plan {
     Plan { jobs, removed, base, unchanged, skipped_binary_unchanged }
 }
 
+/// Decides what to do for a few named files (a watcher's report), leaving every other record of
+/// the old manifest as it is. `gone` are paths that no longer exist or are no longer indexable.
+fn plan_subset(found: &[FoundFile], gone: &[String], old: Manifest) -> Plan {
+    let mut base = old;
+    let mut jobs = Vec::new();
+    let mut unchanged = 0;
+    let mut skipped_binary_unchanged = 0;
+    for file in found {
+        match base.files.get(&file.rel) {
+            Some(rec) if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns => {
+                unchanged += 1;
+                if rec.skip == Some(Skip::Binary) {
+                    skipped_binary_unchanged += 1;
+                }
+            }
+            Some(rec) => jobs.push(Job { file: file.clone(), old: Some(rec.clone()) }),
+            None => jobs.push(Job { file: file.clone(), old: None }),
+        }
+    }
+    let removed = gone.iter().filter(|rel| base.files.remove(*rel).is_some()).cloned().collect();
+    Plan { jobs, removed, base, unchanged, skipped_binary_unchanged }
+}
+
+/// Which part of the tree an update looks at.
+enum Scope<'a> {
+    /// Walk everything.
+    Tree,
+    /// Only these absolute paths (files that changed, appeared or vanished).
+    Paths(&'a [PathBuf]),
+}
+
+/// More named paths than this and a targeted update walks the whole tree instead.
+const MAX_TARGETED_PATHS: usize = 256;
+
 impl CodeIndex {
     /// Brings the index up to date with the files under the root.
     ///
     /// Takes the writer lock only when something changed; fails with [`Error::Locked`] when
     /// another process is updating the same index.
     pub fn update(&self, opts: &UpdateOptions, progress: &dyn Progress) -> Result<UpdateReport> {
+        self.run_update(opts, progress, Scope::Tree)
+    }
+
+    /// Brings the index up to date for the files at `paths` only (absolute paths reported by a
+    /// file watcher): files that changed or appeared are indexed, files that vanished or are now
+    /// ignored or too large leave the index, and nothing else is looked at. Falls back to
+    /// [`CodeIndex::update`] when a path is a directory (a folder created, moved or deleted) or
+    /// there are many paths.
+    pub fn update_paths(
+        &self,
+        paths: &[PathBuf],
+        opts: &UpdateOptions,
+        progress: &dyn Progress,
+    ) -> Result<UpdateReport> {
+        let root = &self.layout.root;
+        let manifest_knows_dir = |p: &Path| {
+            // A path that vanished may have been a folder: the manifest knows its files.
+            let Some(rel) =
+                p.strip_prefix(root).ok().map(|r| crate::walk::relative(Path::new(""), r))
+            else {
+                return false;
+            };
+            let prefix = format!("{rel}/");
+            self.manifest().is_ok_and(|m| m.files.keys().any(|k| k.starts_with(&prefix)))
+        };
+        let needs_walk = paths.len() > MAX_TARGETED_PATHS
+            || paths.iter().any(|p| p.is_dir() || (!p.exists() && manifest_knows_dir(p)));
+        if needs_walk {
+            return self.update(opts, progress);
+        }
+        self.run_update(opts, progress, Scope::Paths(paths))
+    }
+
+    fn run_update(
+        &self,
+        opts: &UpdateOptions,
+        progress: &dyn Progress,
+        scope: Scope<'_>,
+    ) -> Result<UpdateReport> {
         let started = Instant::now();
         let scan_start_ns = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
         progress.phase("scanning", None);
-        let walked = walk(&self.layout.root, &opts.config);
+        let (walked, gone) = match scope {
+            Scope::Tree => (walk(&self.layout.root, &opts.config), Vec::new()),
+            Scope::Paths(paths) => walk_paths(&self.layout.root, paths, &opts.config),
+        };
+        let planner = |old: Manifest| match scope {
+            Scope::Tree => plan(&walked.files, old),
+            Scope::Paths(_) => plan_subset(&walked.files, &gone, old),
+        };
         let mut report = UpdateReport {
             skipped: Skipped {
                 too_large: walked.too_large.len() as u64,
@@ -196,12 +283,12 @@ impl CodeIndex {
             ..UpdateReport::default()
         };
 
-        let mut planned = plan(&walked.files, self.manifest()?);
+        let mut planned = planner(self.manifest()?);
         let mut writer: Option<IndexWriter> = None;
         if !planned.jobs.is_empty() || !planned.removed.is_empty() {
             // Re-plan under the lock: another process may have committed since we looked.
             writer = Some(self.writer(opts.threads.div_ceil(2))?);
-            planned = plan(&walked.files, self.manifest()?);
+            planned = planner(self.manifest()?);
         }
         report.unchanged = planned.unchanged;
         report.skipped.binary = planned.skipped_binary_unchanged;
@@ -304,9 +391,17 @@ impl CodeIndex {
                         }
                     }
                 }
-                if failure.is_none() && last_commit.elapsed() >= opts.commit_interval {
-                    if let Err(e) = self.commit(writer, &current) {
-                        failure = Some(e);
+                // The first commit comes early and small, so searches answer soon after a
+                // cold start; later ones every `commit_interval`.
+                let due = if report.commits == 0 {
+                    opts.commit_interval.min(FIRST_COMMIT_AFTER)
+                } else {
+                    opts.commit_interval
+                };
+                if failure.is_none() && last_commit.elapsed() >= due {
+                    match self.commit(writer, &current) {
+                        Ok(()) => progress.committed(indexed_count(&current), self.num_chunks()),
+                        Err(e) => failure = Some(e),
                     }
                     report.commits += 1;
                     last_commit = Instant::now();

@@ -45,6 +45,64 @@ pub struct WalkOutcome {
 /// Walks `root` with `config`'s rules.
 pub fn walk(root: &Path, config: &IndexConfig) -> WalkOutcome {
     let mut builder = ignore::WalkBuilder::new(root);
+    configure(&mut builder, config, |_| true);
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
+    builder.threads(threads);
+    collect(builder, root, config.max_file_size)
+}
+
+/// Looks at a few files only (absolute paths under `root`, e.g. from a file watcher), with the
+/// same rules as [`walk`]. Returns what is indexable, plus the relative paths of those that
+/// vanished or are excluded (ignored, too large, in a skipped folder).
+///
+/// It walks from `root` but only down the folders that lead to the named files, so every ignore
+/// rule applies exactly as in a full walk (an ignored folder stays ignored) at the cost of a few
+/// directory listings.
+pub fn walk_paths(
+    root: &Path,
+    paths: &[std::path::PathBuf],
+    config: &IndexConfig,
+) -> (WalkOutcome, Vec<String>) {
+    let mut targets = std::collections::HashSet::new();
+    let mut ancestors = std::collections::HashSet::new();
+    for path in paths {
+        if path.strip_prefix(root).is_ok_and(|rel| !rel.as_os_str().is_empty()) {
+            targets.insert(path.clone());
+            let mut up = path.parent();
+            while let Some(dir) = up {
+                if !ancestors.insert(dir.to_path_buf()) || dir == root {
+                    break;
+                }
+                up = dir.parent();
+            }
+        }
+    }
+    let mut builder = ignore::WalkBuilder::new(root);
+    configure(&mut builder, config, {
+        let (targets, ancestors) = (targets.clone(), ancestors);
+        move |entry: &ignore::DirEntry| {
+            targets.contains(entry.path()) || ancestors.contains(entry.path())
+        }
+    });
+    builder.threads(1);
+    let outcome = collect(builder, root, config.max_file_size);
+    let found: std::collections::HashSet<&str> =
+        outcome.files.iter().map(|f| f.rel.as_str()).collect();
+    let mut gone: Vec<String> = targets
+        .iter()
+        .map(|p| relative(root, p))
+        .filter(|rel| !found.contains(rel.as_str()))
+        .collect();
+    gone.sort();
+    (outcome, gone)
+}
+
+/// Applies sift's walking rules; `keep` can prune further (it sees every entry below the root).
+fn configure(
+    builder: &mut ignore::WalkBuilder,
+    config: &IndexConfig,
+    keep: impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static,
+) {
     builder
         .hidden(false)
         .parents(true)
@@ -56,15 +114,18 @@ pub fn walk(root: &Path, config: &IndexConfig) -> WalkOutcome {
         .follow_links(config.follow_symlinks)
         .add_custom_ignore_filename(".siftignore")
         .add_custom_ignore_filename(".cursorignore")
-        .filter_entry(|entry| {
-            !(entry.depth() > 0
-                && entry.file_type().is_some_and(|t| t.is_dir())
-                && entry.file_name().to_str().is_some_and(|n| ALWAYS_SKIPPED_DIRS.contains(&n)))
+        .filter_entry(move |entry| {
+            if entry.depth() == 0 {
+                return true;
+            }
+            let skipped = entry.file_type().is_some_and(|t| t.is_dir())
+                && entry.file_name().to_str().is_some_and(|n| ALWAYS_SKIPPED_DIRS.contains(&n));
+            !skipped && keep(entry)
         });
-    let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
-    builder.threads(threads);
+}
+
+fn collect(builder: ignore::WalkBuilder, root: &Path, max: u64) -> WalkOutcome {
     let outcome = Mutex::new(WalkOutcome::default());
-    let max = config.max_file_size;
     builder.build_parallel().run(|| {
         let outcome = &outcome;
         Box::new(move |result| {

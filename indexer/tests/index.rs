@@ -315,3 +315,40 @@ fn queries_without_words_are_refused() {
     let err = index.search(" -> {} ", &SearchOptions::default()).err().unwrap();
     assert!(matches!(err, Error::EmptyQuery(_)), "{err}");
 }
+
+#[test]
+fn targeted_updates_look_only_at_the_named_files_with_the_same_rules() {
+    let dir = sample_tree();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    write(&root, ".gitignore", "build/\n*.tmp\n");
+    let (index, _) = update(&root);
+    let abs = |rel: &str| root.join(rel);
+
+    // A changed file, a new file, a deleted file, an ignored file, a file in an ignored folder.
+    write(&root, "app/views.py", "def targetedword():\n    return 2\n");
+    write(&root, "src/new.rs", "fn freshword() {}\n");
+    std::fs::remove_file(root.join("README.md")).unwrap();
+    write(&root, "notes.tmp", "ignoredword\n");
+    write(&root, "build/out.rs", "fn builtword() {}\n");
+    // A file changed on disk but not named: a targeted update must not see it.
+    write(&root, "src/lib.rs", "fn unnamedword() {}\n");
+    let named = ["app/views.py", "src/new.rs", "README.md", "notes.tmp", "build/out.rs"].map(abs);
+    let report = index.update_paths(&named, &opts(), &NoProgress).unwrap();
+    assert_eq!((report.added, report.changed, report.removed), (1, 1, 1), "{report:?}");
+    assert_eq!(paths(&index, "targetedword"), ["app/views.py"]);
+    assert_eq!(paths(&index, "freshword"), ["src/new.rs"]);
+    assert_eq!(paths(&index, "demo"), Vec::<String>::new());
+    assert_eq!(paths(&index, "ignoredword"), Vec::<String>::new());
+    assert_eq!(paths(&index, "builtword"), Vec::<String>::new());
+    assert_eq!(paths(&index, "unnamedword"), Vec::<String>::new());
+    assert_eq!(report.files_total, 5, "the rest of the manifest is kept: {report:?}");
+
+    // A full update then finds the unnamed change and nothing else to do.
+    let report = index.update(&opts(), &NoProgress).unwrap();
+    assert_eq!((report.added, report.changed, report.removed), (0, 1, 0), "{report:?}");
+
+    // A folder that vanished falls back to a full walk and removes its files.
+    std::fs::remove_dir_all(root.join("app")).unwrap();
+    let report = index.update_paths(&[abs("app")], &opts(), &NoProgress).unwrap();
+    assert_eq!(report.removed, 1, "{report:?}");
+}

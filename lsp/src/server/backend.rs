@@ -57,6 +57,7 @@ enum DocEvent {
     Open(Uri, String),
     Change(Uri, Vec<TextDocumentContentChangeEvent>),
     Close(Uri),
+    Saved(Uri),
     FilesChanged,
 }
 
@@ -370,21 +371,33 @@ fn watch(
     let weak = Arc::downgrade(ws);
     let root = ws.root.clone();
     let mut debouncer = notify_debouncer_full::new_debouncer(
-        std::time::Duration::from_millis(100),
+        std::time::Duration::from_millis(50),
         None,
         move |result: notify_debouncer_full::DebounceEventResult| {
             let Ok(events) = result else { return };
             // Reads (our own, while indexing, among them) change nothing: only writes count.
             let writes = events.iter().filter(|e| !matches!(e.kind, notify::EventKind::Access(_)));
-            let relevant = writes.flat_map(|e| e.paths.iter()).any(|p| {
-                let rel = p.strip_prefix(&root).unwrap_or(p);
-                !rel.components().any(|c| {
-                    let c = c.as_os_str();
-                    c == ".git" || c == ".sift"
-                })
-            });
-            if relevant && let Some(ws) = weak.upgrade() {
+            let mut rescan = false;
+            let mut paths: Vec<std::path::PathBuf> = Vec::new();
+            for event in writes {
+                // The watcher lost track (queue overflow): only a full walk is safe.
+                rescan |= event.need_rescan();
+                for p in &event.paths {
+                    let rel = p.strip_prefix(&root).unwrap_or(p);
+                    let ours = rel.components().any(|c| {
+                        let c = c.as_os_str();
+                        c == ".git" || c == ".sift"
+                    });
+                    if !ours {
+                        paths.push(p.clone());
+                    }
+                }
+            }
+            let Some(ws) = weak.upgrade() else { return };
+            if rescan {
                 ws.request_update();
+            } else if !paths.is_empty() {
+                ws.request_paths(paths);
             }
         },
     )?;
@@ -512,6 +525,14 @@ impl DocumentActor {
                 self.texts.lock().unwrap_or_else(|e| e.into_inner()).remove(&uri);
                 (uri, None)
             }
+            DocEvent::Saved(uri) => {
+                if let Some((ws, _)) = self.locate(&uri)
+                    && let Some(path) = uri.to_file_path()
+                {
+                    ws.request_paths([path.into_owned()]);
+                }
+                return;
+            }
             DocEvent::FilesChanged => {
                 let workspaces = self.workspaces.read().unwrap_or_else(|e| e.into_inner()).clone();
                 for ws in workspaces {
@@ -638,8 +659,8 @@ impl LanguageServer for Backend {
         let _ = self.docs.send(DocEvent::Close(params.text_document.uri));
     }
 
-    async fn did_save(&self, _: DidSaveTextDocumentParams) {
-        let _ = self.docs.send(DocEvent::FilesChanged);
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        let _ = self.docs.send(DocEvent::Saved(params.text_document.uri));
     }
 
     async fn did_change_watched_files(&self, _: DidChangeWatchedFilesParams) {

@@ -73,7 +73,18 @@ pub struct Workspace {
     pub overlay: Mutex<Overlay>,
     coverage: Mutex<Coverage>,
     ready_once: std::sync::atomic::AtomicBool,
+    /// What the next update must look at.
+    pending: Mutex<Pending>,
     updates: mpsc::Sender<()>,
+}
+
+/// Work requested since the last update started.
+#[derive(Default)]
+struct Pending {
+    /// Walk the whole tree.
+    full: bool,
+    /// Only these files changed (absolute paths).
+    paths: Vec<PathBuf>,
 }
 
 /// Everything a workspace needs to run its updates.
@@ -110,13 +121,21 @@ impl Workspace {
             overlay: Mutex::new(Overlay::new()?),
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
+            pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
             updates: tx,
         });
         Ok((ws, Updater { rx, opts, progress }))
     }
 
-    /// Asks for an update; coalesces with one already pending.
+    /// Asks for an update of the whole tree; coalesces with one already pending.
     pub fn request_update(&self) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).full = true;
+        let _ = self.updates.try_send(());
+    }
+
+    /// Asks for an update of these files only (absolute paths from a watcher or a save).
+    pub fn request_paths(&self, paths: impl IntoIterator<Item = PathBuf>) {
+        self.pending.lock().unwrap_or_else(|e| e.into_inner()).paths.extend(paths);
         let _ = self.updates.try_send(());
     }
 
@@ -156,7 +175,13 @@ impl Workspace {
                     ws: ws.clone(),
                     total: Default::default(),
                 };
-                ws.index.update(&opts, &progress)
+                let pending =
+                    std::mem::take(&mut *ws.pending.lock().unwrap_or_else(|e| e.into_inner()));
+                if pending.full || pending.paths.is_empty() {
+                    ws.index.update(&opts, &progress)
+                } else {
+                    ws.index.update_paths(&pending.paths, &opts, &progress)
+                }
             })
             .await;
             let mut waiting = false;
@@ -184,6 +209,8 @@ impl Workspace {
                         .send(ProgressEvent::End { root: self.root.clone(), message: summary });
                 }
                 Ok(Err(IndexError::Locked { .. })) => {
+                    // What was asked for is still to do when the writer is free again.
+                    self.pending.lock().unwrap_or_else(|e| e.into_inner()).full = true;
                     // Another sift writes this index: read what it commits, try again later.
                     waiting = true;
                     let _ = self.index.reload();
@@ -242,6 +269,13 @@ struct ChannelProgress {
 }
 
 impl Progress for ChannelProgress {
+    fn committed(&self, files: u64, chunks: u64) {
+        self.ws.set_coverage(|c| {
+            c.files = files;
+            c.chunks = chunks;
+        });
+    }
+
     fn phase(&self, name: &'static str, total: Option<u64>) {
         // Small updates (a saved file, a few files touched by a checkout) finish in moments:
         // they change neither the state shown nor the progress UI, so editors do not flicker.
