@@ -42,6 +42,7 @@ pub const SIFT_GITIGNORE: &str = "\
 /logs/
 /tmp/
 /cache/
+/watch.lock
 ";
 
 /// Entries sift may find in `.sift/` (anything else suggests the folder belongs to another tool).
@@ -57,6 +58,7 @@ const KNOWN_ENTRIES: &[&str] = &[
     "rules",
     "memory",
     "feedback",
+    "watch.lock",
 ];
 
 #[derive(Serialize, Deserialize)]
@@ -101,12 +103,49 @@ impl Layout {
         Ok(Layout { root, sift_dir, index_dir })
     }
 
+    /// `.sift/watch.lock`: held (shared) by every process that keeps the index fresh with a
+    /// file watcher.
+    pub fn watch_lock(&self) -> PathBuf {
+        self.sift_dir.join("watch.lock")
+    }
+
+    /// Whether a live process (`sift lsp`, `sift index --watch`) keeps this index fresh with a
+    /// file watcher. The lock is released by the operating system when such a process dies.
+    pub fn is_watched(&self) -> bool {
+        let Ok(file) = std::fs::File::open(self.watch_lock()) else { return false };
+        match file.try_lock() {
+            Ok(()) => {
+                let _ = file.unlock();
+                false
+            }
+            Err(std::fs::TryLockError::WouldBlock) => true,
+            Err(std::fs::TryLockError::Error(_)) => false,
+        }
+    }
+
+    /// Declares that this process keeps the index fresh until the guard is dropped.
+    pub fn watch(&self) -> Result<WatchGuard> {
+        let path = self.watch_lock();
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| Error::io("create", &path, e))?;
+        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
+        Ok(WatchGuard { _file: file })
+    }
+
     /// Creates `.sift/` and its `.gitignore` when missing.
     pub fn ensure(&self) -> Result<()> {
         std::fs::create_dir_all(&self.sift_dir)
             .map_err(|e| Error::io("create", &self.sift_dir, e))?;
+        // Written when missing, and refreshed when an older sift wrote it (the user's own
+        // .gitignore, without sift's first line, is left alone).
         let gitignore = self.sift_dir.join(".gitignore");
-        if !gitignore.exists() {
+        let current = std::fs::read_to_string(&gitignore).ok();
+        let ours = current.as_deref().is_none_or(|t| t.starts_with("# Written by sift."));
+        if ours && current.as_deref() != Some(SIFT_GITIGNORE) {
             write_atomic(&gitignore, SIFT_GITIGNORE.as_bytes())?;
         }
         Ok(())
@@ -153,6 +192,12 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
         Error::io("write", path, e)
     })
+}
+
+/// Held while a process watches the tree and keeps the index fresh (see [`Layout::watch`]).
+#[derive(Debug)]
+pub struct WatchGuard {
+    _file: std::fs::File,
 }
 
 /// The fields of the tantivy schema.

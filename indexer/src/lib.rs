@@ -33,7 +33,7 @@ pub mod walk;
 pub use chunk::{Chunk, ChunkKind, Chunker};
 pub use config::IndexConfig;
 pub use error::{Error, Result};
-pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice};
+pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, WatchGuard};
 pub use lang::Language;
 pub use overlay::Overlay;
 pub use search::{Hit, SearchOptions};

@@ -180,3 +180,48 @@ fn non_utf8_and_large_and_binary_files_do_not_break_indexing() {
     let out = run(&["search", "--path", r, "--json", "sentinelword"]);
     assert_eq!(json_lines(&out)[0]["path"], "bad.txt");
 }
+
+#[test]
+fn index_watch_keeps_the_index_fresh_and_search_trusts_it() {
+    use std::io::BufRead;
+    let dir = tree();
+    let root = dir.path().to_str().unwrap().to_string();
+    let mut watcher = sift_tests::sift()
+        .args(["index", &root, "--watch", "--quiet"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = std::io::BufReader::new(watcher.stdout.take().unwrap()).lines();
+    loop {
+        let line = lines.next().expect("the watcher talks").unwrap();
+        if line.starts_with("watching ") {
+            break;
+        }
+    }
+    write(dir.path(), "src/watched.rs", "pub fn picked_up_by_the_watcher() {}\n");
+    let mut found = false;
+    for _ in 0..200 {
+        let out =
+            run(&["search", "--path", &root, "--json", "--no-refresh", "picked_up_by_the_watcher"]);
+        if json_lines(&out).first().is_some_and(|h| h["path"] == "src/watched.rs") {
+            found = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(found, "the watcher did not index the new file");
+    // While a watcher runs, a plain search does not walk the tree.
+    let out = sift_tests::sift()
+        .args(["search", "--path", &root, "--json", "picked_up_by_the_watcher"])
+        .env("SIFT_LOG", "debug")
+        .output()
+        .unwrap();
+    assert!(stderr(&out).contains("kept fresh by a watching sift process"), "{}", stderr(&out));
+    watcher.kill().unwrap();
+    watcher.wait().unwrap();
+    // Once it is gone, search checks the tree itself again.
+    write(dir.path(), "src/after.rs", "pub fn written_after_the_watcher() {}\n");
+    let out = run(&["search", "--path", &root, "--json", "written_after_the_watcher"]);
+    assert_eq!(json_lines(&out)[0]["path"], "src/after.rs", "{}", stderr(&out));
+}

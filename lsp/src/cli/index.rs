@@ -29,6 +29,10 @@ pub struct IndexArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// After indexing, keep watching the tree and update the index as files change (until
+    /// interrupted). While it runs, `sift search` skips its own check for changes.
+    #[arg(long, conflicts_with = "json")]
+    watch: bool,
 }
 
 /// Runs `sift index`.
@@ -53,7 +57,57 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     } else {
         print_report(&index, &report, opts.config.max_file_size);
     }
+    if args.watch {
+        watch(&index, &opts)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Updates the index whenever files change, until the process is interrupted.
+#[allow(clippy::print_stdout)]
+fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
+    let _guard = index.layout().watch()?;
+    let root = index.root().to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<PathBuf>>();
+    let mut debouncer = notify_debouncer_full::new_debouncer(
+        std::time::Duration::from_millis(50),
+        None,
+        move |result: notify_debouncer_full::DebounceEventResult| {
+            let Ok(events) = result else { return };
+            let paths: Vec<PathBuf> = events
+                .iter()
+                .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
+                .flat_map(|e| e.paths.iter().cloned())
+                .collect();
+            if !paths.is_empty() {
+                let _ = tx.send(paths);
+            }
+        },
+    )?;
+    debouncer.watch(&root, notify::RecursiveMode::Recursive)?;
+    println!("watching {} for changes (Ctrl-C to stop)", root.display());
+    let sift_dir = index.layout().sift_dir.clone();
+    while let Ok(mut paths) = rx.recv() {
+        // Gather what else arrived meanwhile, and leave sift's own writes out.
+        while let Ok(more) = rx.try_recv() {
+            paths.extend(more);
+        }
+        paths.retain(|p| {
+            !p.starts_with(&sift_dir) && !p.components().any(|c| c.as_os_str() == ".git")
+        });
+        if paths.is_empty() {
+            continue;
+        }
+        match index.update_paths(&paths, opts, &sift_indexer::NoProgress) {
+            Ok(r) if r.changed_anything() => println!(
+                "updated: {} added, {} changed, {} removed ({} ms)",
+                r.added, r.changed, r.removed, r.elapsed_ms
+            ),
+            Ok(_) => {}
+            Err(e) => eprintln!("warning: {e}"),
+        }
+    }
+    Ok(())
 }
 
 /// Tells the user when an outdated index is being replaced.

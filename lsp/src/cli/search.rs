@@ -72,6 +72,13 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
 /// searches what is committed and says so.
 fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     let opts = super::update_options(root, walk)?;
+    // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed.
+    if sift_indexer::Layout::new(root)?.is_watched()
+        && let Some(index) = CodeIndex::open(root)?
+    {
+        tracing::debug!("the index is kept fresh by a watching sift process; not walking the tree");
+        return Ok(index);
+    }
     let (index, notice) = CodeIndex::open_or_create(root)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);

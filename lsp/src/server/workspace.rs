@@ -75,6 +75,8 @@ pub struct Workspace {
     ready_once: std::sync::atomic::AtomicBool,
     /// What the next update must look at.
     pending: Mutex<Pending>,
+    /// Tells `sift search` in other processes that this one keeps the index fresh.
+    _watching: Option<sift_indexer::WatchGuard>,
     updates: mpsc::Sender<()>,
 }
 
@@ -115,6 +117,7 @@ impl Workspace {
             message: None,
         };
         let (tx, rx) = mpsc::channel(1);
+        let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
             root,
             index: Arc::new(index),
@@ -122,6 +125,7 @@ impl Workspace {
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
+            _watching: watching,
             updates: tx,
         });
         Ok((ws, Updater { rx, opts, progress }))
