@@ -345,10 +345,13 @@ impl CodeIndex {
     }
 
     /// Takes the single writer lock. Fails with [`Error::Locked`] when another process holds it.
-    pub(crate) fn writer(&self, threads: usize) -> Result<IndexWriter> {
-        let threads = threads.max(1);
+    /// `small`: an update of a few files, for which one thread and tantivy's minimum heap
+    /// start faster than a full-size writer.
+    pub(crate) fn writer(&self, threads: usize, small: bool) -> Result<IndexWriter> {
+        let (threads, per_thread) =
+            if small { (1, 15_000_000) } else { (threads.max(1), 48_000_000) };
         self.index
-            .writer_with_num_threads(threads, threads * 48_000_000)
+            .writer_with_num_threads(threads, threads * per_thread)
             .map_err(|e| Error::tantivy(&self.layout.index_dir, e))
     }
 

@@ -110,9 +110,10 @@ pub struct UpdateReport {
 }
 
 impl UpdateReport {
-    /// Whether the update changed the index.
+    /// Whether the update changed what the index holds (not counting files whose content was
+    /// re-read and found unchanged).
     pub fn changed_anything(&self) -> bool {
-        self.added + self.changed + self.removed + self.touched > 0
+        self.added + self.changed + self.removed > 0
     }
 }
 
@@ -211,6 +212,9 @@ enum Scope<'a> {
     Paths(&'a [PathBuf]),
 }
 
+/// Updates with fewer files to process than this use a small, quick-to-start writer.
+const SMALL_UPDATE: usize = 64;
+
 /// More named paths than this and a targeted update walks the whole tree instead.
 const MAX_TARGETED_PATHS: usize = 256;
 
@@ -287,7 +291,8 @@ impl CodeIndex {
         let mut writer: Option<IndexWriter> = None;
         if !planned.jobs.is_empty() || !planned.removed.is_empty() {
             // Re-plan under the lock: another process may have committed since we looked.
-            writer = Some(self.writer(opts.threads.div_ceil(2))?);
+            let small = planned.jobs.len() < SMALL_UPDATE;
+            writer = Some(self.writer(opts.threads.div_ceil(2), small)?);
             planned = planner(self.manifest()?);
         }
         report.unchanged = planned.unchanged;

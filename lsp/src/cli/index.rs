@@ -138,8 +138,12 @@ pub fn print_report(index: &CodeIndex, r: &UpdateReport, max_file_size: u64) {
             r.chunks_total
         );
     } else {
+        let reread = match r.touched {
+            0 => String::new(),
+            n => format!("; {n} re-read, content unchanged"),
+        };
         println!(
-            "index of {} is up to date: {} files, {} chunks (checked in {secs:.2} s)",
+            "index of {} is up to date: {} files, {} chunks (checked in {secs:.2} s{reread})",
             index.root().display(),
             r.files_total,
             r.chunks_total

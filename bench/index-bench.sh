@@ -1,0 +1,187 @@
+#!/usr/bin/env bash
+# index-bench.sh: a rerunnable indexing + search benchmark for sift.
+#
+#   bash bench/index-bench.sh
+#
+# What it does, in order:
+#   1. builds the release binary (`cargo build --release -p sift-lsp`), unless SIFT_BIN points
+#      at a binary already;
+#   2. makes sure ripgrep, GNU time (/usr/bin/time, for peak RSS) and unzip are installed
+#      (apt-get, when run as root);
+#   3. prepares the corpora under bench/work/ (git-ignored), skipping what is already there:
+#        django  - the Django 5.1.4 wheel from PyPI, unzipped (~900 Python files plus locales);
+#        vendor  - `cargo vendor` of a dummy project with ~30 popular dependencies
+#                  (~400 crates, ~450 MB, all platforms' crates included, as cargo vendors them);
+#   4. runs bench/index_bench.py, which measures per corpus: cold index (wall, CPU, peak RSS,
+#      throughput, index size), no-op re-index, re-index after changing one file, and the
+#      end-to-end latency of `sift search` (with and without --no-refresh) against `rg`;
+#      it prints the results side by side and writes bench/work/results.md (+ results.json).
+#
+# It is a report, not a test: nothing is asserted about the numbers.
+#
+# Environment knobs:
+#   SIFT_BIN=path      use this binary instead of building one
+#   SIFT_THREADS=N     passed through to sift (worker threads); shown in the report
+#   BENCH_CORPORA="django vendor"  which corpora to run (default: both)
+#   BENCH_RUNS=10      timed runs per query and tool      BENCH_WARMUP=2  warm-up runs per query
+#   BENCH_REINDEX_RUNS=5  runs of each re-index scenario (the median is reported)
+#   BENCH_RG_MODE=words|phrase  how a multi-word query is given to rg (default: words, i.e. an
+#                      alternation of the words as fixed strings; phrase = the literal phrase)
+
+set -euo pipefail
+
+BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$BENCH_DIR/.." && pwd)"
+WORK="$BENCH_DIR/work"
+DJANGO_VERSION="5.1.4"
+
+log() { printf '\n==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+mkdir -p "$WORK"
+cd "$ROOT"
+
+# --- 1. the binary ------------------------------------------------------------------------------
+if [[ -n "${SIFT_BIN:-}" ]]; then
+    [[ -x "$SIFT_BIN" ]] || die "SIFT_BIN=$SIFT_BIN is not an executable file"
+    SIFT_BIN="$(cd "$(dirname "$SIFT_BIN")" && pwd)/$(basename "$SIFT_BIN")"
+    log "using SIFT_BIN=$SIFT_BIN (not building)"
+else
+    log "building the release binary (cargo build --release -p sift-lsp; can take 10+ minutes)"
+    cargo build --release -p sift-lsp \
+        || die "the release build failed; fix it, or set SIFT_BIN to an existing binary"
+    SIFT_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sift"
+    [[ -x "$SIFT_BIN" ]] || die "built, but no binary at $SIFT_BIN"
+fi
+"$SIFT_BIN" --version >&2
+
+# --- 2. tools -----------------------------------------------------------------------------------
+need_pkgs=()
+command -v rg >/dev/null 2>&1 || need_pkgs+=(ripgrep)
+[[ -x /usr/bin/time ]] || need_pkgs+=(time)
+command -v unzip >/dev/null 2>&1 || need_pkgs+=(unzip)
+if ((${#need_pkgs[@]})); then
+    log "installing ${need_pkgs[*]} with apt-get"
+    if [[ $EUID -ne 0 ]] || ! command -v apt-get >/dev/null 2>&1; then
+        die "missing tools: ${need_pkgs[*]}; install them (Debian: apt-get install -y ${need_pkgs[*]})"
+    fi
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
+fi
+command -v python3 >/dev/null 2>&1 || die "python3 is needed"
+
+# --- 3. corpora ---------------------------------------------------------------------------------
+# Each corpus is built in a temporary folder and moved into place only when complete, so an
+# interrupted run leaves nothing half-made behind, and a complete corpus is never rebuilt.
+
+prepare_django() {
+    local dest="$WORK/django"
+    if [[ -d "$dest" ]]; then
+        log "corpus django: present ($dest)"
+        return
+    fi
+    log "corpus django: downloading the Django $DJANGO_VERSION wheel from PyPI"
+    mkdir -p "$WORK/downloads"
+    local wheel="$WORK/downloads/Django-$DJANGO_VERSION-py3-none-any.whl"
+    if [[ ! -f "$wheel" ]]; then
+        python3 -m pip download --quiet --no-deps --only-binary :all: \
+            "django==$DJANGO_VERSION" -d "$WORK/downloads"
+    fi
+    [[ -f "$wheel" ]] || wheel="$(ls "$WORK"/downloads/[Dd]jango-"$DJANGO_VERSION"-*.whl | head -1)"
+    rm -rf "$dest.tmp"
+    unzip -q "$wheel" -d "$dest.tmp"   # a wheel is a zip file
+    mv "$dest.tmp" "$dest"
+}
+
+# The dependency list of the vendored project: popular crates, chosen so that `cargo vendor`
+# lands at ~400 crates and ~450 MB (du -sb). bench/vendor-project.Cargo.lock pins the exact versions,
+# so every run vendors the same tree; delete it to re-resolve against today's crates.io.
+write_vendor_manifest() {
+    cat >"$1/Cargo.toml" <<'EOF'
+[package]
+name = "sift-bench-vendor"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+# Not a member of the sift workspace above it.
+[workspace]
+
+[dependencies]
+tokio = { version = "1", features = ["full"] }
+serde = { version = "1", features = ["derive"] }
+serde_json = "1"
+clap = { version = "4", features = ["derive"] }
+regex = "1"
+syn = { version = "2", features = ["full"] }
+hyper = { version = "1", features = ["full"] }
+axum = "0.8"
+tonic = "0.12"
+prost = "0.13"
+rayon = "1"
+diesel = { version = "2", features = ["postgres", "sqlite", "mysql"] }
+sqlx = { version = "0.8", features = ["runtime-tokio", "postgres", "sqlite", "mysql"] }
+reqwest = { version = "0.12", default-features = false, features = ["rustls-tls", "json"] }
+tracing = "0.1"
+tracing-subscriber = { version = "0.3", features = ["env-filter"] }
+anyhow = "1"
+thiserror = "2"
+chrono = "0.4"
+uuid = { version = "1", features = ["v4"] }
+rand = "0.8"
+itertools = "0.13"
+crossbeam = "0.8"
+parking_lot = "0.12"
+dashmap = "6"
+futures = "0.3"
+nom = "7"
+wasmtime = { version = "27", default-features = false, features = ["cranelift", "runtime", "std", "wat", "parallel-compilation"] }
+proptest = "1"
+EOF
+}
+
+prepare_vendor() {
+    local dest="$WORK/vendor" project="$WORK/vendor-project"
+    if [[ -d "$dest" ]]; then
+        log "corpus vendor: present ($dest)"
+        return
+    fi
+    log "corpus vendor: cargo vendor of $project (downloads ~100 MB of crates from crates.io)"
+    mkdir -p "$project/src"
+    write_vendor_manifest "$project"
+    : >"$project/src/lib.rs"
+    if [[ -f "$BENCH_DIR/vendor-project.Cargo.lock" ]]; then
+        cp "$BENCH_DIR/vendor-project.Cargo.lock" "$project/Cargo.lock"
+    fi
+    rm -rf "$dest.tmp"
+    # cargo vendor prints the source-replacement config on stdout (not needed here) and a line
+    # per crate on stderr (kept in a log, shown when it fails).
+    if ! (cd "$project" && cargo vendor --versioned-dirs "$dest.tmp" >/dev/null 2>"$WORK/vendor.log"); then
+        tail -20 "$WORK/vendor.log" >&2
+        die "cargo vendor failed (full log: $WORK/vendor.log)"
+    fi
+    mv "$dest.tmp" "$dest"
+}
+
+read -r -a corpora <<<"${BENCH_CORPORA:-django vendor}"
+for c in "${corpora[@]}"; do
+    case "$c" in
+        django) prepare_django ;;
+        vendor) prepare_vendor ;;
+        *) die "unknown corpus '$c' in BENCH_CORPORA (known: django vendor)" ;;
+    esac
+done
+
+for c in "${corpora[@]}"; do
+    if [[ "$c" == vendor ]]; then
+        printf 'corpus vendor: %s crates, %s MB\n' \
+            "$(find "$WORK/vendor" -mindepth 1 -maxdepth 1 -type d ! -name .sift | wc -l)" \
+            "$(( $(du -sb --exclude=.sift "$WORK/vendor" | cut -f1) / 1000000 ))" >&2
+    fi
+done
+
+# --- 4. measure ---------------------------------------------------------------------------------
+log "measuring (${corpora[*]}); results go to $WORK/results.md"
+args=()
+for c in "${corpora[@]}"; do args+=(--corpus "$c=$WORK/$c"); done
+exec python3 "$BENCH_DIR/index_bench.py" --sift "$SIFT_BIN" --out "$WORK" "${args[@]}"
