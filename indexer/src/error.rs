@@ -112,6 +112,17 @@ impl Error {
         if message.contains("os error 28") || message.contains("No space left on device") {
             return Error::DiskFull { path };
         }
+        // tantivy's indexing threads report a failed write only as "an index writer was killed":
+        // find out whether the disk is what failed.
+        let write_failed = matches!(
+            err,
+            tantivy::TantivyError::ErrorInThread(_)
+                | tantivy::TantivyError::IoError(_)
+                | tantivy::TantivyError::OpenWriteError(_)
+        );
+        if write_failed && no_room_in(&path) {
+            return Error::DiskFull { path };
+        }
         match err {
             tantivy::TantivyError::LockFailure(..) => Error::Locked { path },
             tantivy::TantivyError::DataCorruption(c) => {
@@ -127,6 +138,18 @@ impl Error {
 
 /// The advice given for a foreign index directory.
 pub const REBUILD_HINT: &str = "move it away, or run `sift index --rebuild` to replace it";
+
+/// Whether `dir` has no room for another megabyte (checked by writing one).
+fn no_room_in(dir: &std::path::Path) -> bool {
+    use std::io::Write;
+    let probe = dir.join(format!(".space-probe-{}", std::process::id()));
+    let result = std::fs::File::create(&probe).and_then(|mut f| {
+        f.write_all(&vec![0u8; 1 << 20])?;
+        f.sync_all()
+    });
+    let _ = std::fs::remove_file(&probe);
+    matches!(result, Err(e) if is_disk_full(&e))
+}
 
 fn is_disk_full(err: &std::io::Error) -> bool {
     err.kind() == std::io::ErrorKind::StorageFull || err.raw_os_error() == Some(28)

@@ -132,7 +132,7 @@ enum Outcome {
 }
 
 /// The first commit of a long update comes this soon (at the latest).
-const FIRST_COMMIT_AFTER: Duration = Duration::from_millis(300);
+const FIRST_COMMIT_AFTER: Duration = Duration::from_millis(100);
 
 /// How long before the start of an update a modification time must be for the manifest to
 /// trust it next time (file systems with coarse timestamps can hide a later edit).
