@@ -224,22 +224,36 @@ impl Backend {
 
     /// Opens every root, starts its updater, its watcher and the progress reporter.
     async fn start_workspaces(&self) {
+        if let Some(rx) = self.docs_rx.lock().unwrap_or_else(|e| e.into_inner()).take() {
+            let texts = self.texts.clone();
+            let actor = DocumentActor::new(self.workspaces.clone(), rx, self.encoding(), texts);
+            tokio::spawn(actor.run());
+        }
         let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let (ptx, prx) = mpsc::unbounded_channel();
+        let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
+        tokio::spawn(report_progress(self.client.clone(), prx, supported));
         let opts = UpdateOptions {
             commit_interval: std::time::Duration::from_millis(750),
             ..UpdateOptions::default()
         };
+        // Opening (or creating) an index touches the disk: not on the protocol loop.
+        let opening = tokio::task::spawn_blocking(move || {
+            roots
+                .into_iter()
+                .map(|root| {
+                    let result = Workspace::open(&root, opts.clone(), ptx.clone());
+                    (root, result)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
         let mut opened = Vec::new();
-        for root in roots {
-            match Workspace::open(&root, opts.clone(), ptx.clone()) {
+        for (root, result) in opening.unwrap_or_default() {
+            match result {
                 Ok((ws, updater)) => {
                     tokio::spawn(ws.clone().run_updates(updater));
                     ws.request_update();
-                    match watch(&ws) {
-                        Ok(w) => self.watchers.lock().unwrap_or_else(|e| e.into_inner()).push(w),
-                        Err(e) => tracing::warn!("cannot watch {}: {e}", ws.root.display()),
-                    }
                     opened.push(ws);
                 }
                 Err(e) => {
@@ -253,19 +267,29 @@ impl Backend {
                 }
             }
         }
-        *self.workspaces.write().unwrap_or_else(|e| e.into_inner()) = opened;
-        let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
-        tokio::spawn(report_progress(self.client.clone(), prx, supported));
-        if let Some(rx) = self.docs_rx.lock().unwrap_or_else(|e| e.into_inner()).take() {
-            tokio::spawn(
-                DocumentActor::new(
-                    self.workspaces.clone(),
-                    rx,
-                    self.encoding(),
-                    self.texts.clone(),
-                )
-                .run(),
-            );
+        *self.workspaces.write().unwrap_or_else(|e| e.into_inner()) = opened.clone();
+        // Watching a large tree adds a watch per folder: also off the loop, after indexing began.
+        let watching = tokio::task::spawn_blocking(move || {
+            opened
+                .iter()
+                .filter_map(|ws| match watch(ws) {
+                    Ok(w) => Some(w),
+                    Err(e) => {
+                        tracing::warn!("cannot watch {}: {e}", ws.root.display());
+                        None
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .await;
+        self.watchers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend(watching.unwrap_or_default());
+        // A file changed after the first walk passed it but before its folder was watched would
+        // be missed: one more (coalesced, usually no-op) update closes that window.
+        for ws in self.workspaces() {
+            ws.request_update();
         }
     }
 }
