@@ -34,7 +34,7 @@ impl Progress for TerminalProgress {
             Some(total) => {
                 self.bar.set_style(
                     ProgressStyle::with_template(
-                        "{msg:>10} [{bar:30}] {pos}/{len} files ({per_sec}, eta {eta})",
+                        "{msg:>10} [{bar:30}] {pos}/{len} files, {elapsed} elapsed, about {eta} left",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar())
                     .progress_chars("=> "),
