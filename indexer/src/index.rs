@@ -27,7 +27,7 @@ use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
 /// the chunker changes what is stored: an older index is then rebuilt, with a notice.
-pub const FORMAT_VERSION: u32 = 2;
+pub const FORMAT_VERSION: u32 = 3;
 
 const MARKER: &str = "sift-index.json";
 
