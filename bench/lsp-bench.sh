@@ -26,31 +26,9 @@
 
 set -euo pipefail
 
-BENCH_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-ROOT="$(cd "$BENCH_DIR/.." && pwd)"
-WORK="$BENCH_DIR/work"
-DJANGO_VERSION="5.1.4"
-
-log() { printf '\n==> %s\n' "$*" >&2; }
-die() { printf 'error: %s\n' "$*" >&2; exit 1; }
-
-mkdir -p "$WORK"
-cd "$ROOT"
+# shellcheck source=bench/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 command -v python3 >/dev/null 2>&1 || die "python3 is needed"
-
-# --- 1. the binary ------------------------------------------------------------------------------
-if [[ -n "${SIFT_BIN:-}" ]]; then
-    [[ -x "$SIFT_BIN" ]] || die "SIFT_BIN=$SIFT_BIN is not an executable file"
-    SIFT_BIN="$(cd "$(dirname "$SIFT_BIN")" && pwd)/$(basename "$SIFT_BIN")"
-    log "using SIFT_BIN=$SIFT_BIN (not building)"
-else
-    log "building the release binary (cargo build --release -p sift-lsp)"
-    cargo build --release -p sift-lsp \
-        || die "the release build failed; fix it, or set SIFT_BIN to an existing binary"
-    SIFT_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/sift"
-    [[ -x "$SIFT_BIN" ]] || die "built, but no binary at $SIFT_BIN"
-fi
-"$SIFT_BIN" --version >&2
 
 # --- 2. the corpus ------------------------------------------------------------------------------
 corpus="${LSP_BENCH_CORPUS:-$WORK/django}"

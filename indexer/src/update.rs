@@ -239,18 +239,18 @@ impl CodeIndex {
         progress: &dyn Progress,
     ) -> Result<UpdateReport> {
         let root = &self.layout.root;
-        let manifest_knows_dir = |p: &Path| {
-            // A path that vanished may have been a folder: the manifest knows its files.
-            let Some(rel) =
-                p.strip_prefix(root).ok().map(|r| crate::walk::relative(Path::new(""), r))
-            else {
-                return false;
-            };
-            let prefix = format!("{rel}/");
-            self.manifest().is_ok_and(|m| m.files.keys().any(|k| k.starts_with(&prefix)))
+        let missing: Vec<&PathBuf> = paths.iter().filter(|p| !p.exists()).collect();
+        // A path that vanished may have been a folder: the manifest (read once) knows its files.
+        let vanished_dir = !missing.is_empty() && {
+            let manifest = self.manifest()?;
+            missing.iter().any(|p| {
+                let Ok(rel) = p.strip_prefix(root) else { return false };
+                let prefix = format!("{}/", crate::walk::relative(Path::new(""), rel));
+                manifest.files.keys().any(|k| k.starts_with(&prefix))
+            })
         };
-        let needs_walk = paths.len() > MAX_TARGETED_PATHS
-            || paths.iter().any(|p| p.is_dir() || (!p.exists() && manifest_knows_dir(p)));
+        let needs_walk =
+            paths.len() > MAX_TARGETED_PATHS || vanished_dir || paths.iter().any(|p| p.is_dir());
         if needs_walk {
             return self.update(opts, progress);
         }
