@@ -148,6 +148,12 @@ struct Plan {
     skipped_binary_unchanged: u64,
 }
 
+/// Whether a file's record can be trusted without reading the file: same size, same
+/// modification time, and that time was not too close to the update that recorded it.
+fn trusted(rec: &FileRecord, file: &FoundFile) -> bool {
+    !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns
+}
+
 /// Decides what to do, consuming the old manifest: records move into the new one, so a no-op
 /// update on a large tree allocates almost nothing.
 fn plan(files: &[FoundFile], mut old: Manifest) -> Plan {
@@ -158,9 +164,7 @@ fn plan(files: &[FoundFile], mut old: Manifest) -> Plan {
     let mut skipped_binary_unchanged = 0;
     for file in files {
         match old.files.remove_entry(&file.rel) {
-            Some((rel, rec))
-                if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns =>
-            {
+            Some((rel, rec)) if trusted(&rec, file) => {
                 unchanged += 1;
                 if rec.skip == Some(Skip::Binary) {
                     skipped_binary_unchanged += 1;
@@ -190,7 +194,7 @@ fn plan_subset(found: &[FoundFile], gone: &[String], old: Manifest) -> Plan {
     let mut skipped_binary_unchanged = 0;
     for file in found {
         match base.files.get(&file.rel) {
-            Some(rec) if !rec.racy && rec.size == file.size && rec.mtime_ns == file.mtime_ns => {
+            Some(rec) if trusted(rec, file) => {
                 unchanged += 1;
                 if rec.skip == Some(Skip::Binary) {
                     skipped_binary_unchanged += 1;

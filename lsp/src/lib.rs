@@ -4,3 +4,4 @@
 
 pub mod cli;
 pub mod server;
+pub mod watch;

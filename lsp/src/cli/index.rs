@@ -9,6 +9,7 @@ use sift_indexer::{CodeIndex, OpenNotice, UpdateReport};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs, human_bytes};
+use crate::watch::{Change, watch_tree};
 
 /// Arguments of `sift index`.
 #[derive(Debug, Args)]
@@ -67,38 +68,27 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
 #[allow(clippy::print_stdout)]
 fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
     let _guard = index.layout().watch()?;
-    let root = index.root().to_path_buf();
-    let (tx, rx) = std::sync::mpsc::channel::<Vec<PathBuf>>();
-    let mut debouncer = notify_debouncer_full::new_debouncer(
-        std::time::Duration::from_millis(50),
-        None,
-        move |result: notify_debouncer_full::DebounceEventResult| {
-            let Ok(events) = result else { return };
-            let paths: Vec<PathBuf> = events
-                .iter()
-                .filter(|e| !matches!(e.kind, notify::EventKind::Access(_)))
-                .flat_map(|e| e.paths.iter().cloned())
-                .collect();
-            if !paths.is_empty() {
-                let _ = tx.send(paths);
+    let (tx, rx) = std::sync::mpsc::channel::<Change>();
+    let _watcher = watch_tree(index.root(), move |change| {
+        let _ = tx.send(change);
+    })?;
+    println!("watching {} for changes (Ctrl-C to stop)", index.root().display());
+    while let Ok(first) = rx.recv() {
+        // Gather what else arrived meanwhile into one update.
+        let mut rescan = false;
+        let mut paths = Vec::new();
+        for change in std::iter::once(first).chain(rx.try_iter()) {
+            match change {
+                Change::Rescan => rescan = true,
+                Change::Paths(more) => paths.extend(more),
             }
-        },
-    )?;
-    debouncer.watch(&root, notify::RecursiveMode::Recursive)?;
-    println!("watching {} for changes (Ctrl-C to stop)", root.display());
-    let sift_dir = index.layout().sift_dir.clone();
-    while let Ok(mut paths) = rx.recv() {
-        // Gather what else arrived meanwhile, and leave sift's own writes out.
-        while let Ok(more) = rx.try_recv() {
-            paths.extend(more);
         }
-        paths.retain(|p| {
-            !p.starts_with(&sift_dir) && !p.components().any(|c| c.as_os_str() == ".git")
-        });
-        if paths.is_empty() {
-            continue;
-        }
-        match index.update_paths(&paths, opts, &sift_indexer::NoProgress) {
+        let result = if rescan {
+            index.update(opts, &sift_indexer::NoProgress)
+        } else {
+            index.update_paths(&paths, opts, &sift_indexer::NoProgress)
+        };
+        match result {
             Ok(r) if r.changed_anything() => println!(
                 "updated: {} added, {} changed, {} removed ({} ms)",
                 r.added, r.changed, r.removed, r.elapsed_ms

@@ -23,6 +23,7 @@ use super::diagnostics::{self, Finding, Findings};
 use super::position::{Encoding, apply_change};
 use super::protocol::{self, SearchParams, SearchResponse, SearchResult, StatusResponse};
 use super::workspace::{ProgressEvent, Workspace};
+use crate::watch::{Change, TreeWatcher, watch_tree};
 
 /// Shared server state.
 pub struct Backend {
@@ -41,14 +42,7 @@ pub struct Backend {
     texts: Arc<Mutex<HashMap<Uri, String>>>,
     findings: Mutex<Findings>,
     docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
-    watchers: Mutex<
-        Vec<
-            notify_debouncer_full::Debouncer<
-                notify::RecommendedWatcher,
-                notify_debouncer_full::RecommendedCache,
-            >,
-        >,
-    >,
+    watchers: Mutex<Vec<TreeWatcher>>,
 }
 
 /// A state-changing notification, in arrival order.
@@ -157,6 +151,12 @@ impl Backend {
 
     fn findings(&self) -> std::sync::MutexGuard<'_, Findings> {
         self.findings.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the version the client just announced (called in arrival order, before the
+    /// change reaches the document task).
+    fn note_version(&self, uri: &Uri, version: i32) {
+        self.versions.lock().unwrap_or_else(|e| e.into_inner()).insert(uri.clone(), version);
     }
 
     fn current_version(&self, uri: &Uri) -> Option<i32> {
@@ -382,51 +382,16 @@ fn to_symbol(result: SearchResult) -> SymbolInformation {
     }
 }
 
-/// Watches a workspace root; writes that matter (not under `.git/` or `.sift/`, not mere reads)
-/// request an update.
-fn watch(
-    ws: &Arc<Workspace>,
-) -> notify::Result<
-    notify_debouncer_full::Debouncer<
-        notify::RecommendedWatcher,
-        notify_debouncer_full::RecommendedCache,
-    >,
-> {
+/// Watches a workspace root: named files update by themselves, a lost watcher walks the tree.
+fn watch(ws: &Arc<Workspace>) -> notify::Result<TreeWatcher> {
     let weak = Arc::downgrade(ws);
-    let root = ws.root.clone();
-    let mut debouncer = notify_debouncer_full::new_debouncer(
-        std::time::Duration::from_millis(50),
-        None,
-        move |result: notify_debouncer_full::DebounceEventResult| {
-            let Ok(events) = result else { return };
-            // Reads (our own, while indexing, among them) change nothing: only writes count.
-            let writes = events.iter().filter(|e| !matches!(e.kind, notify::EventKind::Access(_)));
-            let mut rescan = false;
-            let mut paths: Vec<std::path::PathBuf> = Vec::new();
-            for event in writes {
-                // The watcher lost track (queue overflow): only a full walk is safe.
-                rescan |= event.need_rescan();
-                for p in &event.paths {
-                    let rel = p.strip_prefix(&root).unwrap_or(p);
-                    let ours = rel.components().any(|c| {
-                        let c = c.as_os_str();
-                        c == ".git" || c == ".sift"
-                    });
-                    if !ours {
-                        paths.push(p.clone());
-                    }
-                }
-            }
-            let Some(ws) = weak.upgrade() else { return };
-            if rescan {
-                ws.request_update();
-            } else if !paths.is_empty() {
-                ws.request_paths(paths);
-            }
-        },
-    )?;
-    debouncer.watch(&ws.root, notify::RecursiveMode::Recursive)?;
-    Ok(debouncer)
+    watch_tree(&ws.root, move |change| {
+        let Some(ws) = weak.upgrade() else { return };
+        match change {
+            Change::Rescan => ws.request_update(),
+            Change::Paths(paths) => ws.request_paths(paths),
+        }
+    })
 }
 
 /// Turns update progress into LSP work-done progress, one token per running update.
@@ -661,20 +626,12 @@ impl LanguageServer for Backend {
     }
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
-        let doc = &params.text_document;
-        self.versions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(doc.uri.clone(), doc.version);
+        self.note_version(&params.text_document.uri, params.text_document.version);
         let _ = self.docs.send(DocEvent::Open(params.text_document.uri, params.text_document.text));
     }
 
     async fn did_change(&self, params: DidChangeTextDocumentParams) {
-        let doc = &params.text_document;
-        self.versions
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .insert(doc.uri.clone(), doc.version);
+        self.note_version(&params.text_document.uri, params.text_document.version);
         let _ = self.docs.send(DocEvent::Change(params.text_document.uri, params.content_changes));
     }
 
