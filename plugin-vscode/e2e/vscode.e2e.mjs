@@ -1,0 +1,375 @@
+// End-to-end test in a real VS Code in a real browser: code-server (VS Code 1.100 from npm,
+// installed by e2e/setup.sh) driven by playwright-core and Debian's chromium.
+//
+// It installs the .vsix, opens a copy of e2e/fixture, waits for sift to index it (status bar),
+// runs "Sift: Search Codebase", types a query, accepts the best result and checks that the right
+// file opens at the right line; then runs "Sift: Review Changes" against a server that has no
+// review yet, and kills the server to check that the extension restarts it.
+// Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
+// after-restart.png; failure.png when a step fails).
+//
+// Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
+//   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
+// Environment: SIFT_BIN (the sift binary; default the newer of ../target/{release,debug}/sift),
+// SIFT_VSIX (default sift.vsix), SIFT_E2E_CACHE, CODE_SERVER_VERSION, CHROMIUM (default
+// /usr/bin/chromium), SIFT_E2E_KEEP=1 keeps the temporary folder.
+
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+const PLUGIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const REPO = path.resolve(PLUGIN, '..');
+const VERSION = process.env.CODE_SERVER_VERSION ?? '4.100.3';
+const CACHE = process.env.SIFT_E2E_CACHE ?? path.join(PLUGIN, '.e2e-cache');
+const CODE_SERVER = path.join(CACHE, `code-server-${VERSION}`, 'node_modules', '.bin', 'code-server');
+const VSIX = path.resolve(PLUGIN, process.env.SIFT_VSIX ?? 'sift.vsix');
+const ARTIFACTS = path.join(PLUGIN, 'e2e', 'artifacts');
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+
+function siftBinary() {
+    if (process.env.SIFT_BIN) return process.env.SIFT_BIN;
+    const found = ['release', 'debug']
+        .map((p) => path.join(REPO, 'target', p, 'sift'))
+        .filter((f) => fs.existsSync(f))
+        .sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs);
+    return found[0];
+}
+
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.on('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
+function run(cmd, args, options) {
+    return new Promise((resolve, reject) => {
+        const child = spawn(cmd, args, { ...options, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d) => (out += d));
+        child.stderr.on('data', (d) => (out += d));
+        child.on('error', reject);
+        child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(' ')} exited ${code}:\n${out}`))));
+    });
+}
+
+async function waitForHttp(url, timeoutMs) {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+        try {
+            const res = await fetch(url);
+            if (res.ok) return;
+        } catch {
+            // not up yet
+        }
+        if (Date.now() > deadline) throw new Error(`${url} did not answer in ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 300));
+    }
+}
+
+/** Processes whose ancestors include `root` (from /proc). */
+function descendants(root) {
+    const parent = new Map();
+    for (const entry of fs.readdirSync('/proc')) {
+        if (!/^\d+$/.test(entry)) continue;
+        try {
+            const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+            const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+            parent.set(Number(entry), ppid);
+        } catch {
+            // gone
+        }
+    }
+    const out = [];
+    for (const pid of parent.keys()) {
+        for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) {
+            if (p === root) {
+                out.push(pid);
+                break;
+            }
+        }
+    }
+    return out;
+}
+
+function cmdline(pid) {
+    try {
+        return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').filter(Boolean);
+    } catch {
+        return [];
+    }
+}
+
+/** Monaco renders spaces as U+00A0. */
+const text = (s) => (s ?? '').replace(/\u00a0/g, ' ');
+
+const enabled = process.env.SIFT_E2E_VSCODE === '1';
+
+test('VS Code (code-server): install the .vsix, search, open the right file', { skip: !enabled && 'set SIFT_E2E_VSCODE=1', timeout: 8 * 60 * 1000 }, async (t) => {
+    const sift = siftBinary();
+    assert.ok(sift && fs.existsSync(sift), 'no sift binary: build it (cargo build -p sift-lsp) or set SIFT_BIN');
+    assert.ok(fs.existsSync(CODE_SERVER), `code-server is not installed in ${CACHE}: run e2e/setup.sh`);
+    assert.ok(fs.existsSync(VSIX), `no ${VSIX}: run npm run package`);
+    assert.ok(fs.existsSync(CHROMIUM), `no chromium at ${CHROMIUM} (apt-get install chromium)`);
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    for (const f of fs.readdirSync(ARTIFACTS)) fs.rmSync(path.join(ARTIFACTS, f));
+
+    const work = fs.mkdtempSync(path.join(fs.realpathSync(os.tmpdir()), 'sift-e2e-'));
+    const workspace = path.join(work, 'shop');
+    fs.cpSync(path.join(PLUGIN, 'e2e', 'fixture'), workspace, { recursive: true });
+    const userData = path.join(work, 'user-data');
+    const extensions = path.join(work, 'extensions');
+    fs.mkdirSync(path.join(userData, 'User'), { recursive: true });
+    fs.writeFileSync(
+        path.join(userData, 'User', 'settings.json'),
+        JSON.stringify(
+            {
+                'sift.serverPath': sift,
+                'workbench.startupEditor': 'none',
+                'workbench.tips.enabled': false,
+                'workbench.welcomePage.walkthroughs.openOnInstall': false,
+                'security.workspace.trust.enabled': false,
+                'telemetry.telemetryLevel': 'off',
+                'update.mode': 'none',
+                'extensions.ignoreRecommendations': true,
+                'extensions.autoUpdate': false,
+                'extensions.autoCheckUpdates': false,
+                'chat.commandCenter.enabled': false,
+                'workbench.colorTheme': 'Default Dark Modern',
+            },
+            null,
+            2,
+        ),
+    );
+    const env = {
+        ...process.env,
+        XDG_CONFIG_HOME: path.join(work, 'config'),
+        XDG_DATA_HOME: path.join(work, 'data'),
+        XDG_CACHE_HOME: path.join(work, 'cache'),
+    };
+    const common = ['--user-data-dir', userData, '--extensions-dir', extensions];
+
+    t.diagnostic(`sift: ${sift}; code-server ${VERSION}; work folder ${work}`);
+    const installed = await run(CODE_SERVER, [...common, '--install-extension', VSIX], { env });
+    assert.match(installed, /successfully installed/i, installed);
+
+    const port = await freePort();
+    const server = spawn(
+        CODE_SERVER,
+        [
+            ...common,
+            '--bind-addr', `127.0.0.1:${port}`,
+            '--auth', 'none',
+            '--disable-telemetry',
+            '--disable-update-check',
+            '--disable-workspace-trust',
+            '--disable-getting-started-override',
+            workspace,
+        ],
+        { env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let serverLog = '';
+    server.stdout.on('data', (d) => (serverLog += d));
+    server.stderr.on('data', (d) => (serverLog += d));
+
+    let browser;
+    let page;
+    const shot = async (name) => {
+        const file = path.join(ARTIFACTS, name);
+        await page.screenshot({ path: file });
+        t.diagnostic(`screenshot: ${file}`);
+        return file;
+    };
+    const statusItem = () => page.locator('.statusbar-item', { hasText: /sift/ }).filter({ hasNotText: /Ln \d/ }).first();
+    const waitForStatus = async (re, timeout = 90000) => {
+        await page.waitForFunction(
+            (source) => {
+                const re = new RegExp(source);
+                return [...document.querySelectorAll('.statusbar-item')].some((e) => re.test(e.textContent.replace(/\u00a0/g, ' ')));
+            },
+            re.source,
+            { timeout, polling: 250 },
+        );
+    };
+    const runCommand = async (title) => {
+        await page.keyboard.press('F1');
+        const input = page.locator('.quick-input-widget .quick-input-box input');
+        await input.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type(title, { delay: 15 });
+        const row = page.locator('.quick-input-widget .monaco-list-row', { hasText: title }).first();
+        await row.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.press('Enter');
+    };
+
+    try {
+        await waitForHttp(`http://127.0.0.1:${port}/healthz`, 60000);
+        browser = await chromium.launch({
+            executablePath: CHROMIUM,
+            headless: true, // playwright passes --headless
+            args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+        });
+        page = await browser.newPage({ viewport: { width: 1400, height: 860 } });
+        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(workspace)}`);
+        await page.locator('.monaco-workbench').waitFor({ timeout: 90000 });
+
+        // The extension starts sift, which indexes the fixture; the status bar says when it is done.
+        await waitForStatus(/sift: \d+ files/);
+        const status = text(await statusItem().textContent());
+        t.diagnostic(`status bar: ${status}`);
+        assert.match(status, /sift: 6 files/);
+
+        // Sift: Search Codebase: results update as the query is typed.
+        await page.locator('.monaco-workbench').click({ position: { x: 700, y: 400 } });
+        await runCommand('Sift: Search Codebase');
+        const searchInput = page.locator('.quick-input-widget .quick-input-box input[placeholder*="Search the codebase"]');
+        await searchInput.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('invoice total', { delay: 40 });
+        const best = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'compute_invoice_total' }).first();
+        await best.waitFor({ state: 'visible', timeout: 20000 });
+        const rows = (await page.locator('.quick-input-widget .monaco-list-row').allTextContents()).map(text);
+        t.diagnostic(`results: ${rows.slice(0, 4).join(' | ')}`);
+        assert.match(rows[0], /compute_invoice_total/, 'the best result comes first');
+        assert.match(rows[0], /billing\/invoice\.py:13/);
+        await shot('search-results.png');
+
+        await page.keyboard.press('Enter');
+        const tab = page.locator('.tabs-container .tab.active');
+        await tab.filter({ hasText: 'invoice.py' }).waitFor({ timeout: 20000 });
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.statusbar-item')].some((e) => /Ln 13, Col 1\b/.test(e.textContent)),
+            undefined,
+            { timeout: 10000 },
+        );
+        const line = text(await page.locator('.monaco-editor .view-lines').first().textContent());
+        assert.match(line, /def compute_invoice_total\(items, tax_rate\):/);
+        const cursor = text(await page.locator('.statusbar-item', { hasText: /Ln \d+, Col \d+/ }).first().textContent());
+        t.diagnostic(`opened: ${text(await tab.textContent())} at ${cursor}`);
+        await shot('search-opened.png');
+
+        // Sift: Review Changes against a server that has no review: a clear message.
+        await runCommand('Sift: Review Changes');
+        const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'does not support review yet' });
+        await toast.waitFor({ timeout: 20000 });
+        await page.waitForTimeout(800); // let the toast finish sliding in before the screenshot
+        assert.match(text(await toast.locator('.notification-list-item-message').textContent()), /Your sift server does not support review yet; update sift \(this one is \d+\.\d+\.\d+\)/);
+        await shot('review.png');
+
+        // Sift: Show Status and Sift: Reindex answer with what the server says.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Show Status');
+        const statusToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'position encoding' });
+        await statusToast.waitFor({ timeout: 20000 });
+        const statusText = text(await statusToast.locator('.notification-list-item-message').textContent());
+        t.diagnostic(`status: ${statusText}`);
+        assert.match(statusText, /sift \d+\.\d+\.\d+ .* · shop: ready \(6 files, \d+ chunks\)/);
+        await runCommand('Sift: Reindex');
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'updating the index of 1 workspace folder' }).waitFor({ timeout: 20000 });
+        await page.waitForTimeout(800);
+        await shot('status-reindex.png');
+
+        // The server crashes: the extension restarts it and search works again.
+        const serverPids = descendants(server.pid).filter((pid) => {
+            const argv = cmdline(pid);
+            return argv[0] === sift && argv.includes('lsp');
+        });
+        assert.equal(serverPids.length, 1, `one sift lsp under code-server, found ${serverPids.length}`);
+        process.kill(serverPids[0], 'SIGKILL');
+        const deadline = Date.now() + 30000;
+        let restarted = [];
+        while (Date.now() < deadline) {
+            restarted = descendants(server.pid).filter((pid) => cmdline(pid)[0] === sift && pid !== serverPids[0]);
+            if (restarted.length > 0) break;
+            await new Promise((r) => setTimeout(r, 250));
+        }
+        assert.equal(restarted.length, 1, 'the extension restarted sift after it was killed');
+        await waitForStatus(/sift: 6 files/, 30000);
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Search Codebase');
+        await searchInput.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('shopping cart add item', { delay: 20 });
+        await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'web/cart.ts' }).first().waitFor({ timeout: 20000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tabs-container .tab.active', { hasText: 'cart.ts' }).waitFor({ timeout: 20000 });
+        await shot('after-restart.png');
+
+        // Indexing progress, on a workspace large enough to watch it: the extension's status bar
+        // item shows the percentage, and vscode-languageclient shows the server's work-done
+        // progress ($/progress) in VS Code's window progress UI (the status bar's progress entry).
+        const big = path.join(work, 'big');
+        for (let d = 0; d < 60; d++) {
+            fs.mkdirSync(path.join(big, `pkg${d}`), { recursive: true });
+            for (let f = 0; f < 100; f++) {
+                let body = '';
+                for (let k = 0; k < 6; k++) {
+                    body += `def handler_${d}_${f}_${k}(request, payload):\n    return compute_${k}(request, payload.get("field_${k}"))\n\n`;
+                }
+                fs.writeFileSync(path.join(big, `pkg${d}`, `mod${f}.py`), body);
+            }
+        }
+        await page.goto(`http://127.0.0.1:${port}/?folder=${encodeURIComponent(big)}`);
+        let ours = '';
+        let windowProgress = '';
+        let shotTaken = false;
+        const progressDeadline = Date.now() + 180000;
+        for (;;) {
+            const items = (await page.evaluate(() => [...document.querySelectorAll('.statusbar-item')].map((e) => e.textContent ?? '')).catch(() => [])).map(text);
+            const mine = items.find((i) => /sift: indexing \d+%/.test(i));
+            const theirs = items.find((i) => /sift: indexing big/.test(i));
+            if (mine) ours = mine;
+            if (theirs) windowProgress = theirs;
+            if (mine && theirs && !shotTaken) {
+                shotTaken = true;
+                await shot('indexing-progress.png');
+            }
+            if (items.some((i) => /sift: 6,000 files/.test(i))) break;
+            if (Date.now() > progressDeadline) throw new Error(`indexing did not finish; status bar: ${items.join(' | ')}`);
+            await new Promise((r) => setTimeout(r, 100));
+        }
+        t.diagnostic(`during indexing: status item "${ours.trim()}", window progress "${windowProgress.trim()}"`);
+        assert.match(ours, /sift: indexing \d+%/, 'the status bar item showed the indexing percentage');
+        assert.match(windowProgress, /sift: indexing big/, "the server's work-done progress showed in VS Code's progress UI");
+        await shot('indexed.png');
+    } catch (error) {
+        if (page) {
+            await page.screenshot({ path: path.join(ARTIFACTS, 'failure.png') }).catch(() => {});
+        }
+        const logs = [];
+        const walk = (dir) => {
+            for (const e of fs.existsSync(dir) ? fs.readdirSync(dir, { withFileTypes: true }) : []) {
+                const p = path.join(dir, e.name);
+                if (e.isDirectory()) walk(p);
+                else if (/sift|exthost/i.test(p) && p.endsWith('.log')) logs.push(`--- ${p}\n${fs.readFileSync(p, 'utf8').slice(-4000)}`);
+            }
+        };
+        walk(path.join(userData, 'logs'));
+        t.diagnostic(`code-server output:\n${serverLog.slice(-3000)}\n${logs.join('\n')}`);
+        throw error;
+    } finally {
+        await browser?.close().catch(() => {});
+        try {
+            process.kill(-server.pid, 'SIGTERM');
+        } catch {
+            // already gone
+        }
+        await new Promise((r) => setTimeout(r, 500));
+        try {
+            process.kill(-server.pid, 'SIGKILL');
+        } catch {
+            // already gone
+        }
+        if (process.env.SIFT_E2E_KEEP !== '1') {
+            fs.rmSync(work, { recursive: true, force: true });
+        }
+    }
+});

@@ -1,0 +1,196 @@
+// The server's configuration (`.sift/config.toml`) as sift documents it, and the check that the
+// extension's settings mirror it exactly. Used by the unit tests (test/settings-drift.test.ts);
+// pure (no `vscode`).
+//
+// Sources, best first:
+//   1. `sift config schema --json` (not in sift yet): a JSON Schema of config.toml, which
+//      `parseJsonSchema` reads: { properties: { <table>: { properties: { <key>: { type, default,
+//      description } } } } }.
+//   2. The README's "Configuration: `.sift/config.toml`" section: its ```toml example lists every
+//      key with its default (`parseReadmeConfig`).
+//   3. The Rust struct that deserialises a table (`struct RawIndex { max_file_size: …, … }` in
+//      indexer/src/config.rs; `parseRawStructs`), to catch a key the README forgot.
+
+import { snakeToCamel, serverConfigKey } from './settings';
+
+export type TomlType = 'string' | 'integer' | 'float' | 'boolean';
+
+export interface ServerKey {
+    table: string;
+    key: string;
+    /** The documented default (absent when the source does not say). */
+    default?: string | number | boolean;
+    /** Types the value may take. */
+    types: TomlType[];
+}
+
+function tomlScalar(text: string): { value: string | number | boolean; type: TomlType } | undefined {
+    const t = text.trim();
+    let m: RegExpMatchArray | null;
+    if ((m = t.match(/^"((?:[^"\\]|\\.)*)"/))) {
+        return { value: JSON.parse(`"${m[1]}"`) as string, type: 'string' };
+    }
+    if ((m = t.match(/^'([^']*)'/))) {
+        return { value: m[1], type: 'string' };
+    }
+    if ((m = t.match(/^(true|false)\b/))) {
+        return { value: m[1] === 'true', type: 'boolean' };
+    }
+    if ((m = t.match(/^[+-]?\d[\d_]*(?![.\deE])/))) {
+        return { value: Number(m[0].replace(/_/g, '')), type: 'integer' };
+    }
+    if ((m = t.match(/^[+-]?\d[\d_]*(\.\d+)?([eE][+-]?\d+)?/))) {
+        return { value: Number(m[0].replace(/_/g, '')), type: 'float' };
+    }
+    return undefined;
+}
+
+/**
+ * Reads the keys of the first ```toml block after the README heading that names
+ * `.sift/config.toml`. A trailing comment "# or a number of bytes" adds the integer type.
+ */
+export function parseReadmeConfig(markdown: string): ServerKey[] {
+    const lines = markdown.split('\n');
+    const heading = lines.findIndex((l) => /^#{1,6} .*\.sift\/config\.toml/.test(l));
+    if (heading < 0) {
+        throw new Error('the README has no heading that names .sift/config.toml');
+    }
+    const open = lines.findIndex((l, i) => i > heading && /^```toml\s*$/.test(l));
+    if (open < 0) {
+        throw new Error('the README section on .sift/config.toml has no ```toml example');
+    }
+    const keys: ServerKey[] = [];
+    let table = '';
+    for (let i = open + 1; i < lines.length && !/^```/.test(lines[i]); i++) {
+        const line = lines[i].trim();
+        let m: RegExpMatchArray | null;
+        if ((m = line.match(/^\[([A-Za-z0-9_.-]+)\]/))) {
+            table = m[1];
+        } else if ((m = line.match(/^([A-Za-z0-9_]+)\s*=\s*(.*)$/))) {
+            const scalar = tomlScalar(m[2]);
+            if (scalar === undefined) {
+                throw new Error(`cannot read the value of ${m[1]} in the README: ${m[2]}`);
+            }
+            const types: TomlType[] = [scalar.type];
+            const comment = m[2].slice(m[2].indexOf('#') + 1);
+            if (m[2].includes('#') && /number of bytes|\bnumber\b|integer/i.test(comment) && !types.includes('integer')) {
+                types.push('integer');
+            }
+            keys.push({ table, key: m[1], default: scalar.value, types });
+        }
+    }
+    return keys;
+}
+
+/** Reads `struct RawTable { field: Option<…>, … }` definitions (serde tables of config.toml). */
+export function parseRawStructs(rust: string): ServerKey[] {
+    const keys: ServerKey[] = [];
+    for (const m of rust.matchAll(/struct\s+Raw([A-Z][A-Za-z0-9]*)\s*\{([^}]*)\}/g)) {
+        const table = m[1].replace(/[A-Z]/g, (c, i: number) => (i === 0 ? '' : '_') + c.toLowerCase());
+        for (const f of m[2].matchAll(/(?:^|,)\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_][a-z0-9_]*)\s*:\s*([^,\n]+)/gm)) {
+            const ty = f[2];
+            const types: TomlType[] = /bool/.test(ty)
+                ? ['boolean']
+                : /String/.test(ty)
+                  ? ['string']
+                  : /u\d+|i\d+|usize/.test(ty)
+                    ? ['integer']
+                    : /f32|f64/.test(ty)
+                      ? ['float']
+                      : ['string', 'integer'];
+            keys.push({ table, key: f[1], types });
+        }
+    }
+    return keys;
+}
+
+interface SchemaNode {
+    type?: string | string[];
+    default?: unknown;
+    properties?: Record<string, SchemaNode>;
+}
+
+/** Reads the JSON Schema that `sift config schema --json` is proposed to print. */
+export function parseJsonSchema(schema: unknown): ServerKey[] {
+    const root = schema as SchemaNode;
+    const keys: ServerKey[] = [];
+    for (const [table, node] of Object.entries(root.properties ?? {})) {
+        for (const [key, prop] of Object.entries(node.properties ?? {})) {
+            const raw = Array.isArray(prop.type) ? prop.type : prop.type ? [prop.type] : ['string'];
+            const types = raw
+                .map((t) => (t === 'number' ? 'float' : t))
+                .filter((t): t is TomlType => ['string', 'integer', 'float', 'boolean'].includes(t));
+            const d = prop.default;
+            keys.push({
+                table,
+                key,
+                types,
+                ...(typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean' ? { default: d } : {}),
+            });
+        }
+    }
+    return keys;
+}
+
+export interface SettingSchema {
+    type?: string | string[];
+    default?: unknown;
+    description?: string;
+    markdownDescription?: string;
+}
+
+/** The VS Code setting that mirrors a server key. */
+export function settingName(k: ServerKey): string {
+    return `sift.${k.table}.${snakeToCamel(k.key)}`;
+}
+
+const JSON_TYPES: Record<TomlType, string[]> = {
+    string: ['string'],
+    integer: ['integer', 'number'],
+    float: ['number'],
+    boolean: ['boolean'],
+};
+
+/**
+ * Compares the server's keys with package.json's `contributes.configuration.properties`.
+ * Returns the problems (empty when the two agree).
+ */
+export function checkSettings(server: ServerKey[], properties: Record<string, SettingSchema>): string[] {
+    const problems: string[] = [];
+    const expected = new Map(server.map((k) => [settingName(k), k]));
+    for (const [name, k] of expected) {
+        const s = properties[name];
+        if (s === undefined) {
+            problems.push(`missing setting ${name} for [${k.table}] ${k.key} of .sift/config.toml`);
+            continue;
+        }
+        const types = Array.isArray(s.type) ? s.type : s.type ? [s.type] : [];
+        for (const t of k.types) {
+            if (!JSON_TYPES[t].some((j) => types.includes(j))) {
+                problems.push(`${name} must accept ${t} values like the server's [${k.table}] ${k.key} (its type is ${JSON.stringify(s.type)})`);
+            }
+        }
+        if (!types.includes('null') || s.default !== null) {
+            problems.push(`${name} must default to null (unset: the repository's .sift/config.toml or the server's default applies)`);
+        }
+        const text = s.markdownDescription ?? s.description ?? '';
+        if (!text.includes(`\`[${k.table}] ${k.key}\``)) {
+            problems.push(`${name}'s description must name \`[${k.table}] ${k.key}\``);
+        }
+        if (k.default !== undefined && !text.includes(`\`${String(k.default)}\``)) {
+            problems.push(`${name}'s description must give the server's default \`${String(k.default)}\``);
+        }
+    }
+    for (const name of Object.keys(properties)) {
+        if (serverConfigKey(name) !== undefined && !expected.has(name)) {
+            problems.push(`setting ${name} has no counterpart in the server's configuration (.sift/config.toml)`);
+        }
+    }
+    return problems;
+}
+
+/** Keys in `a` that `b` lacks, as `[table] key`. */
+export function missingKeys(a: ServerKey[], b: ServerKey[]): string[] {
+    const inB = new Set(b.map((k) => `${k.table}.${k.key}`));
+    return a.filter((k) => !inB.has(`${k.table}.${k.key}`)).map((k) => `[${k.table}] ${k.key}`);
+}

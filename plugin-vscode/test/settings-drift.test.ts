@@ -1,0 +1,142 @@
+// The extension's settings must mirror the server's configuration (.sift/config.toml): every
+// documented key has a `sift.<table>.<camelKey>` setting, and no such setting lacks a key.
+
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { test } from 'node:test';
+
+import {
+    checkSettings,
+    missingKeys,
+    parseJsonSchema,
+    parseRawStructs,
+    parseReadmeConfig,
+    type ServerKey,
+    type SettingSchema,
+} from '../src/serverConfig';
+import { readPackageJson, repoFile, siftBinary } from './paths';
+
+const properties = readPackageJson().contributes.configuration.properties as Record<string, SettingSchema>;
+
+/** The schema from `sift config schema --json`, when this sift has that command. */
+function schemaFromBinary(): ServerKey[] | undefined {
+    const bin = siftBinary();
+    if (bin === undefined) {
+        return undefined;
+    }
+    try {
+        const out = execFileSync(bin, ['config', 'schema', '--json'], { timeout: 10000, stdio: ['ignore', 'pipe', 'ignore'] });
+        return parseJsonSchema(JSON.parse(out.toString('utf8')));
+    } catch {
+        return undefined; // sift 0.1 has no `config` command
+    }
+}
+
+test('settings mirror the configuration the server documents', (t) => {
+    const fromBinary = schemaFromBinary();
+    const readme = repoFile('README.md');
+    if (fromBinary === undefined && readme === undefined) {
+        t.skip('neither a sift binary with `sift config schema --json` nor the sift README is here');
+        return;
+    }
+    const server = fromBinary ?? parseReadmeConfig(readme!);
+    t.diagnostic(`server configuration from ${fromBinary ? '`sift config schema --json`' : 'README.md'}: ${server.map((k) => `[${k.table}] ${k.key}`).join(', ')}`);
+    assert.ok(server.length > 0, 'the server documents no configuration key');
+    assert.deepEqual(checkSettings(server, properties), []);
+});
+
+test("the README documents every key the server's code reads", (t) => {
+    const readme = repoFile('README.md');
+    const rust = repoFile('indexer/src/config.rs');
+    if (readme === undefined || rust === undefined) {
+        t.skip('not inside the sift repository');
+        return;
+    }
+    const code = parseRawStructs(rust);
+    assert.ok(code.length > 0, 'no `struct Raw…` found in indexer/src/config.rs: update parseRawStructs');
+    assert.deepEqual(missingKeys(code, parseReadmeConfig(readme)), [], 'keys in indexer/src/config.rs that the README does not document');
+});
+
+// ---- the parsers and the check themselves ------------------------------------------------
+
+const README = `
+# x
+
+## Configuration: \`.sift/config.toml\`
+
+\`\`\`toml
+[index]
+max_file_size = "1 MiB"     # or a number of bytes
+follow_symlinks = true
+
+[search]
+default_k = 10
+weight = 0.5
+\`\`\`
+`;
+
+test('the README parser reads tables, keys, defaults and types', () => {
+    assert.deepEqual(parseReadmeConfig(README), [
+        { table: 'index', key: 'max_file_size', default: '1 MiB', types: ['string', 'integer'] },
+        { table: 'index', key: 'follow_symlinks', default: true, types: ['boolean'] },
+        { table: 'search', key: 'default_k', default: 10, types: ['integer'] },
+        { table: 'search', key: 'weight', default: 0.5, types: ['float'] },
+    ]);
+    assert.throws(() => parseReadmeConfig('# nothing here'), /no heading/);
+});
+
+test('the Rust parser reads `struct Raw<Table>` fields', () => {
+    const rust = `
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawIndex {
+    max_file_size: Option<toml::Value>,
+    /// Whether links are followed.
+    follow_symlinks: Option<bool>,
+}
+struct RawModelServer { pub url: Option<String>, port: Option<u16> }`;
+    assert.deepEqual(parseRawStructs(rust), [
+        { table: 'index', key: 'max_file_size', types: ['string', 'integer'] },
+        { table: 'index', key: 'follow_symlinks', types: ['boolean'] },
+        { table: 'model_server', key: 'url', types: ['string'] },
+        { table: 'model_server', key: 'port', types: ['integer'] },
+    ]);
+});
+
+test('the JSON Schema that `sift config schema --json` should print is read', () => {
+    const schema = {
+        type: 'object',
+        properties: {
+            index: {
+                type: 'object',
+                properties: {
+                    max_file_size: { type: ['integer', 'string'], default: '1 MiB', description: 'skip larger files' },
+                    follow_symlinks: { type: 'boolean', default: true },
+                },
+            },
+        },
+    };
+    assert.deepEqual(parseJsonSchema(schema), [
+        { table: 'index', key: 'max_file_size', types: ['integer', 'string'], default: '1 MiB' },
+        { table: 'index', key: 'follow_symlinks', types: ['boolean'], default: true },
+    ]);
+});
+
+test('drift is reported both ways', () => {
+    const server = parseReadmeConfig(README);
+    const problems = checkSettings(server, {
+        ...properties,
+        'sift.index.followSymlinks': { ...properties['sift.index.followSymlinks'], default: true },
+        'sift.index.bogus': { type: ['string', 'null'], default: null },
+    });
+    assert.ok(problems.some((p) => /missing setting sift\.search\.defaultK for \[search\] default_k/.test(p)), problems.join('\n'));
+    assert.ok(problems.some((p) => /missing setting sift\.search\.weight/.test(p)));
+    assert.ok(problems.some((p) => /sift\.index\.followSymlinks must default to null/.test(p)));
+    assert.ok(problems.some((p) => /sift\.index\.bogus has no counterpart/.test(p)));
+    const wrongType = checkSettings(server.slice(0, 1), {
+        'sift.index.maxFileSize': { type: ['string', 'null'], default: null, markdownDescription: '`[index] max_file_size` `1 MiB`' },
+    });
+    assert.deepEqual(wrongType, [
+        'sift.index.maxFileSize must accept integer values like the server\'s [index] max_file_size (its type is ["string","null"])',
+    ]);
+});
