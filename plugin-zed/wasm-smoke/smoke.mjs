@@ -1,0 +1,250 @@
+// Runs the built extension (the wasm32-wasip2 component Zed loads) in Node, with host.js
+// standing in for Zed, and checks what Zed would get from it:
+//   - extension.toml parses and declares what the code relies on;
+//   - language-server-command: `sift lsp` from the worktree's PATH, or the configured binary;
+//   - initialization options and workspace configuration pass through;
+//   - /sift-search runs `sift search --json` (only as the manifest's capability allows) and
+//     formats real results;
+//   - the command the extension returns really starts a working language server.
+//
+//   node smoke.mjs EXTENSION_WASM SIFT_BIN
+//
+// Prints one line per check, then "wasm smoke: N passed, M failed"; exit status 1 on a failure.
+import { spawn } from 'node:child_process';
+import { mkdtemp, mkdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { transpile, writeFiles } from '@bytecodealliance/jco-transpile';
+import { parse as parseToml } from 'smol-toml';
+
+import * as host from './host.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+let passed = 0;
+let failed = 0;
+function check(name, ok, detail) {
+  if (ok) passed++;
+  else failed++;
+  const extra = detail === undefined ? '' : `: ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`;
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${name}${extra}`);
+}
+function errorText(fn) {
+  try {
+    fn();
+    return null;
+  } catch (e) {
+    return String(e?.payload ?? e?.message ?? e);
+  }
+}
+
+// --- A tiny LSP client over stdio ----------------------------------------------------------
+function startServer(command) {
+  const child = spawn(command.command, command.args, {
+    env: { ...process.env, ...Object.fromEntries(command.env) },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let buffer = Buffer.alloc(0);
+  let nextId = 1;
+  const pending = new Map();
+  const exited = new Promise((res) => child.on('exit', (code, signal) => res({ code, signal })));
+  child.stdout.on('data', (chunk) => {
+    buffer = Buffer.concat([buffer, chunk]);
+    for (;;) {
+      const headerEnd = buffer.indexOf('\r\n\r\n');
+      if (headerEnd < 0) return;
+      const length = Number(/Content-Length: *(\d+)/i.exec(buffer.subarray(0, headerEnd).toString())[1]);
+      if (buffer.length < headerEnd + 4 + length) return;
+      const message = JSON.parse(buffer.subarray(headerEnd + 4, headerEnd + 4 + length).toString());
+      buffer = buffer.subarray(headerEnd + 4 + length);
+      if (message.id !== undefined && message.method !== undefined) {
+        // A request from the server (progress token, ...): answer it.
+        send({ jsonrpc: '2.0', id: message.id, result: null });
+      } else if (message.id !== undefined && pending.has(message.id)) {
+        pending.get(message.id)(message);
+        pending.delete(message.id);
+      }
+    }
+  });
+  function send(message) {
+    const body = Buffer.from(JSON.stringify(message));
+    child.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
+    child.stdin.write(body);
+  }
+  function request(method, params, timeoutMs = 10000) {
+    const id = nextId++;
+    return new Promise((res, rej) => {
+      const timer = setTimeout(() => rej(new Error(`${method}: no answer in ${timeoutMs} ms`)), timeoutMs);
+      pending.set(id, (message) => {
+        clearTimeout(timer);
+        if (message.error) rej(new Error(`${method}: ${JSON.stringify(message.error)}`));
+        else res(message.result);
+      });
+      send({ jsonrpc: '2.0', id, method, params });
+    });
+  }
+  const notify = (method, params) => send({ jsonrpc: '2.0', method, params });
+  return { child, request, notify, exited };
+}
+
+async function main() {
+  const [wasmArg, siftArg] = process.argv.slice(2);
+  if (!wasmArg || !siftArg) throw new Error('usage: node smoke.mjs EXTENSION_WASM SIFT_BIN');
+  const wasm = resolve(wasmArg);
+  const sift = await realpath(siftArg);
+
+  // --- The manifest -------------------------------------------------------------------------
+  const manifest = parseToml(await readFile(join(here, '..', 'extension.toml'), 'utf8'));
+  const cargo = parseToml(await readFile(join(here, '..', 'Cargo.toml'), 'utf8'));
+  check('extension.toml: id, schema_version 1, version as Cargo.toml',
+    manifest.id === 'sift' && manifest.schema_version === 1
+      && manifest.version === cargo.package.version,
+    { id: manifest.id, schema_version: manifest.schema_version, version: manifest.version });
+  const languages = manifest.language_servers?.sift?.languages ?? [];
+  const needed = ['Rust', 'Python', 'JavaScript', 'TypeScript', 'TSX', 'Go', 'Java', 'C', 'C++'];
+  check('extension.toml: the sift server serves the chunked languages',
+    needed.every((l) => languages.includes(l)), languages.join(', '));
+  const slash = manifest.slash_commands?.['sift-search'];
+  check('extension.toml: /sift-search declared',
+    typeof slash?.description === 'string' && slash?.requires_argument === true);
+  const capabilities = manifest.capabilities ?? [];
+
+  // --- Load the component as Zed would (imports: host.js; WASI: preview2-shim) ---------------
+  const hostUrl = pathToFileURL(join(here, 'host.js')).href;
+  const outDir = join(here, 'out');
+  await rm(outDir, { recursive: true, force: true });
+  const { files } = await transpile(wasm, {
+    name: 'extension',
+    outDir: `${outDir}/`,
+    map: {
+      worktree: `${hostUrl}#Worktree`,
+      project: `${hostUrl}#Project`,
+      'key-value-store': `${hostUrl}#KeyValueStore`,
+      'get-settings': `${hostUrl}#getSettings`,
+      'zed:extension/process': hostUrl,
+    },
+  });
+  await writeFiles(files);
+  process.env.PWD ??= process.cwd(); // the extension's init reads PWD, as under Zed
+  const ext = await import(pathToFileURL(join(outDir, 'extension.js')).href);
+  ext.initExtension();
+  check('component loads and init-extension runs', true);
+
+  // --- A fixture project --------------------------------------------------------------------
+  const root = await realpath(await mkdtemp(join(tmpdir(), 'sift-zed-smoke-')));
+  try {
+    await writeFile(join(root, 'app.py'),
+      'def parse_config(path):\n    """Reads the config file at path."""\n    return {}\n');
+    await writeFile(join(root, 'util.c'), 'int add_numbers(int a, int b) { return a + b; }\n');
+    await mkdir(join(root, 'bin'));
+    await symlink(sift, join(root, 'bin', 'sift'));
+    const worktree = new host.Worktree();
+    const shellEnv = [['HOME', root], ['PATH', process.env.PATH ?? '/usr/bin:/bin']];
+
+    // --- language-server-command ------------------------------------------------------------
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities });
+    const command = ext.languageServerCommand('sift', worktree);
+    check('default command: sift from PATH, args [lsp], shell env',
+      command.command === sift && JSON.stringify(command.args) === '["lsp"]'
+        && command.env.some(([k, v]) => k === 'HOME' && v === root), command);
+
+    host.configure({ rootPath: root, path: {}, shellEnv, capabilities });
+    const missing = errorText(() => ext.languageServerCommand('sift', worktree));
+    check('no sift on PATH: a clear error', missing?.includes("not found on the worktree's PATH"),
+      missing);
+
+    host.configure({
+      rootPath: root, path: {}, shellEnv, capabilities,
+      lspSettings: {
+        sift: {
+          binary: { path: 'bin/sift', arguments: ['lsp', '--stdio'], env: { SIFT_LOG: 'info' } },
+          initialization_options: { siftTestHooks: false },
+          settings: { search: { k: 30 } },
+        },
+      },
+    });
+    const configured = ext.languageServerCommand('sift', worktree);
+    check('lsp.sift.binary: relative path, arguments and env',
+      configured.command === join(root, 'bin/sift')
+        && JSON.stringify(configured.args) === '["lsp","--stdio"]'
+        && configured.env.some(([k, v]) => k === 'SIFT_LOG' && v === 'info'), configured);
+    const init = ext.languageServerInitializationOptions('sift', worktree);
+    check('initialization_options pass through', init === '{"siftTestHooks":false}', init);
+    const config = ext.languageServerWorkspaceConfiguration('sift', worktree);
+    check('settings pass through as workspace configuration', config === '{"search":{"k":30}}',
+      config);
+
+    // --- /sift-search ----------------------------------------------------------------------
+    const slashCommand = {
+      name: 'sift-search', description: '', tooltipText: '', requiresArgument: true,
+    };
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities });
+    const output = ext.runSlashCommand(slashCommand, ['parse', 'config'], worktree);
+    const run = host.state.commandsRun[0];
+    check('/sift-search runs `sift search --json --path ROOT ...`',
+      run?.command === sift && run.args.slice(0, 4).join(' ') === `search --json --path ${root}`,
+      run?.args);
+    check('/sift-search output lists app.py parse_config',
+      output.text.includes('`app.py:1 parse_config` (function)') && output.text.includes('```python'),
+      output.text);
+    const section = output.sections[0];
+    check('/sift-search sections cover each result',
+      output.sections.length >= 1 && section.label === 'app.py:1 parse_config'
+        && output.text.slice(section.range.start, section.range.end).startsWith('`app.py:1'),
+      output.sections);
+    const noWorktree = errorText(() => ext.runSlashCommand(slashCommand, ['x'], undefined));
+    check('/sift-search without a worktree: an error', noWorktree?.includes('open project'),
+      noWorktree);
+    const empty = errorText(() => ext.runSlashCommand(slashCommand, [], worktree));
+    check('/sift-search without a query: usage', empty?.includes('usage'), empty);
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities: [] });
+    const refused = errorText(() => ext.runSlashCommand(slashCommand, ['x'], worktree));
+    check('without the manifest capability the host refuses (as Zed does)',
+      refused?.includes('not granted'), refused);
+
+    // --- The returned command starts a working language server ------------------------------
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities });
+    const server = startServer(ext.languageServerCommand('sift', worktree));
+    try {
+      const uri = pathToFileURL(root).href;
+      const initialized = await server.request('initialize', {
+        processId: process.pid,
+        rootUri: uri,
+        workspaceFolders: [{ uri, name: 'fixture' }],
+        capabilities: { window: { workDoneProgress: true } },
+        initializationOptions: JSON.parse(init),
+      });
+      check('server answers initialize',
+        initialized?.capabilities?.workspaceSymbolProvider === true, initialized?.capabilities);
+      server.notify('initialized', {});
+      let status;
+      for (let i = 0; i < 300; i++) {
+        status = await server.request('workspace/executeCommand', { command: 'sift.status', arguments: [] });
+        if (status.workspaces.length && status.workspaces.every((w) => w.state === 'ready')) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      check('server indexes the worktree', status.workspaces.every((w) => w.state === 'ready'),
+        status.workspaces);
+      const symbols = await server.request('workspace/symbol', { query: 'parse_config' });
+      check('workspace/symbol finds parse_config',
+        symbols.some((s) => s.name === 'parse_config'), symbols.map((s) => s.name));
+      await server.request('shutdown', null);
+      server.notify('exit', null);
+      const exit = await Promise.race([server.exited, new Promise((r) => setTimeout(() => r(null), 10000))]);
+      check('server exits 0 after shutdown/exit', exit?.code === 0, exit);
+    } finally {
+      server.child.kill();
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+}
+
+try {
+  await main();
+} catch (e) {
+  check('run', false, String(e?.stack ?? e));
+}
+console.log(`wasm smoke: ${passed} passed, ${failed} failed`);
+process.exit(failed === 0 && passed > 0 ? 0 : 1);
