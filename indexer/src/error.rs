@@ -68,6 +68,17 @@ pub enum Error {
         /// The index directory.
         path: PathBuf,
     },
+    /// Another process is computing vectors for the same model in this repository.
+    #[error(
+        "another sift process is embedding chunks in {path}: its vectors will be used when it has finished"
+    )]
+    VectorsLocked {
+        /// The lock file.
+        path: PathBuf,
+    },
+    /// The embedding model failed, or gave something unusable.
+    #[error("embedding failed: {0}")]
+    Embedding(String),
     /// There is no index yet.
     #[error("no index in {path}: run `sift index` first")]
     NoIndex {

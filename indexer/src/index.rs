@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tantivy::schema::{
-    Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
+    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
 };
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
@@ -27,7 +27,7 @@ use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
 /// the chunker changes what is stored: an older index is then rebuilt, with a notice.
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
 
 const MARKER: &str = "sift-index.json";
 
@@ -223,6 +223,9 @@ pub struct Fields {
     pub start_line: Field,
     /// Last line, 1-based, inclusive. Stored.
     pub end_line: Field,
+    /// The chunk's key in the vector cache ([`crate::embed::chunk_key`] of its embedding
+    /// text). Fast field.
+    pub key: Field,
 }
 
 /// sift's tantivy schema and its fields.
@@ -246,6 +249,7 @@ pub(crate) fn schema() -> (Schema, Fields) {
         content: b.add_text_field("content", code(true)),
         start_line: b.add_u64_field("start_line", STORED | INDEXED),
         end_line: b.add_u64_field("end_line", STORED),
+        key: b.add_u64_field("key", FAST),
     };
     (b.build(), fields)
 }

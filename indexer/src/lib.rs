@@ -20,21 +20,26 @@
 
 pub mod chunk;
 pub mod config;
+pub mod embed;
 pub mod error;
 pub mod index;
 pub mod lang;
 pub mod manifest;
 pub mod overlay;
 pub mod search;
+pub mod semantic;
 pub mod tokenizer;
 pub mod update;
+pub mod vectors;
 pub mod walk;
 
 pub use chunk::{Chunk, ChunkKind, Chunker};
 pub use config::IndexConfig;
+pub use embed::{EmbedError, Embedder, TextKind};
 pub use error::{Error, Result};
 pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, WatchGuard};
 pub use lang::Language;
 pub use overlay::Overlay;
 pub use search::{Hit, SearchOptions};
+pub use semantic::{EmbedReport, Fusion};
 pub use update::{NoProgress, Progress, Skipped, UpdateOptions, UpdateReport};

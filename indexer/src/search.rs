@@ -130,34 +130,18 @@ pub(crate) fn search_reader(
         let mut hits = Vec::with_capacity(opts.k);
         for (score, addr) in top {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
-            let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
-            let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
-            let path = text(f.path).unwrap_or_default();
-            if skip(&path) {
+            let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or_default();
+            if skip(path) {
                 continue;
             }
             if let Some(max) = opts.max_per_file {
-                let n = per_file.entry(path.clone()).or_default();
+                let n = per_file.entry(path.to_string()).or_default();
                 if *n >= max {
                     continue;
                 }
                 *n += 1;
             }
-            let start_line = num(f.start_line);
-            let content = text(f.content).unwrap_or_default();
-            let (match_line, snippet) = snippet(&content, start_line, &wanted);
-            hits.push(Hit {
-                path,
-                start_line,
-                end_line: num(f.end_line),
-                score,
-                symbol: text(f.symbol),
-                kind: text(f.kind).unwrap_or_default(),
-                container: text(f.container),
-                language: text(f.lang).unwrap_or_default(),
-                match_line,
-                snippet,
-            });
+            hits.push(hit_from_doc(f, &doc, score, &wanted));
             if hits.len() >= opts.k {
                 return Ok(hits);
             }
@@ -167,6 +151,32 @@ pub(crate) fn search_reader(
             return Ok(hits);
         }
         fetch *= 4;
+    }
+}
+
+/// Makes a [`Hit`] of a stored chunk document; `wanted` (query tokens) picks the snippet line.
+pub(crate) fn hit_from_doc(
+    f: &Fields,
+    doc: &TantivyDocument,
+    score: f32,
+    wanted: &HashSet<&str>,
+) -> Hit {
+    let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
+    let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
+    let start_line = num(f.start_line);
+    let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or_default();
+    let (match_line, snippet) = snippet(content, start_line, wanted);
+    Hit {
+        path: text(f.path).unwrap_or_default(),
+        start_line,
+        end_line: num(f.end_line),
+        score,
+        symbol: text(f.symbol),
+        kind: text(f.kind).unwrap_or_default(),
+        container: text(f.container),
+        language: text(f.lang).unwrap_or_default(),
+        match_line,
+        snippet,
     }
 }
 

@@ -515,7 +515,15 @@ pub(crate) fn chunk_docs(
         if let Some(kind) = chunk.container_kind {
             doc.add_text(fields.container_kind, kind.as_str());
         }
-        doc.add_text(fields.content, chunked.text_of(text, chunk));
+        let content = chunked.text_of(text, chunk);
+        let key = crate::embed::chunk_key(
+            rel,
+            chunk.symbol.as_deref(),
+            chunk.container.as_deref(),
+            content,
+        );
+        doc.add_u64(fields.key, key);
+        doc.add_text(fields.content, content);
         doc.add_u64(fields.start_line, chunk.start_row as u64 + 1);
         doc.add_u64(fields.end_line, chunk.end_row as u64 + 1);
         docs.push(doc);

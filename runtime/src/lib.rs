@@ -1,8 +1,10 @@
-//! sift's runtime: where models (through `ort`), the WebAssembly plugin sandbox, the agent and
-//! the bug-finder will live, each behind a trait so the layers above can be tested with fakes.
+//! sift's runtime: the models (through `ort`), and later the WebAssembly plugin sandbox, the
+//! agent and the bug-finder, each behind a trait so the layers above can be tested with fakes.
 //!
-//! Nothing is implemented here yet: the code index (`sift-indexer`) is the only engine so far.
-//! The crate exists so that the dependency direction `lsp → runtime → indexer` is fixed from the
-//! start; it re-exports the indexer for the layers above.
+//! Today it holds the embedding models that semantic search uses ([`embed`]): the indexer owns
+//! the [`sift_indexer::Embedder`] trait, this crate implements it. It re-exports the indexer for
+//! the layers above, keeping the dependency direction `lsp → runtime → indexer`.
+
+pub mod embed;
 
 pub use sift_indexer as indexer;

@@ -30,6 +30,9 @@ pub struct IndexArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    /// Build the lexical index only; compute no embeddings.
+    #[arg(long)]
+    no_embed: bool,
     /// After indexing, keep watching the tree and update the index as files change (until
     /// interrupted). While it runs, `sift search` skips its own check for changes.
     #[arg(long, conflicts_with = "json")]
@@ -50,13 +53,34 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let report = index.update(&opts, &progress);
     progress.finish();
     let report = report?;
+    if !args.json {
+        print_report(&index, &report, opts.config.max_file_size);
+    }
+    // Embeddings come second: lexical search works from here on, whatever happens next.
+    let mut embedded = None;
+    if !args.no_embed {
+        let config = super::semantic::embed_config(&root)?;
+        if let Some(model) = super::semantic::load_model(&config, false, args.json)? {
+            if let Some((r, secs)) =
+                super::semantic::embed_missing(&index, &model, &config, args.quiet || args.json)?
+            {
+                if !args.json {
+                    #[allow(clippy::print_stdout)]
+                    {
+                        println!("{}", super::semantic::describe_report(&r, secs, &model));
+                    }
+                }
+                embedded = Some(r);
+            }
+        }
+    }
     if args.json {
+        let mut value = serde_json::to_value(&report)?;
+        value["embeddings"] = serde_json::to_value(&embedded)?;
         #[allow(clippy::print_stdout)]
         {
-            println!("{}", serde_json::to_string(&report)?);
+            println!("{value}");
         }
-    } else {
-        print_report(&index, &report, opts.config.max_file_size);
     }
     if args.watch {
         watch(&index, &opts)?;

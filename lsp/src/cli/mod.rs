@@ -8,10 +8,13 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sift_indexer::IndexConfig;
 
+mod eval;
 mod index;
 pub mod lsp;
+mod model;
 mod progress;
 mod search;
+pub(crate) mod semantic;
 mod status;
 
 /// sift: a local-first code assistant. Indexes a repository and searches it.
@@ -32,6 +35,10 @@ enum Command {
     Status(status::StatusArgs),
     /// Run the language server over stdio (for editors).
     Lsp(lsp::LspArgs),
+    /// Install the embedding models, or say which would be used.
+    Model(model::ModelArgs),
+    /// Measure search quality on a file of questions with known answers.
+    Eval(eval::EvalArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -87,6 +94,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(args),
         Command::Status(args) => status::run(args),
         Command::Lsp(args) => lsp::run(args),
+        Command::Model(args) => model::run(args),
+        Command::Eval(args) => eval::run(args),
     }
 }
 

@@ -32,12 +32,15 @@ impl Progress for TerminalProgress {
     fn phase(&self, name: &'static str, total: Option<u64>) {
         match total {
             Some(total) => {
+                let template = if name == "embedding" {
+                    "{msg:>10} [{bar:30}] {pos}/{len} chunks, {elapsed} elapsed, about {eta} left"
+                } else {
+                    "{msg:>10} [{bar:30}] {pos}/{len} files, {elapsed} elapsed, about {eta} left"
+                };
                 self.bar.set_style(
-                    ProgressStyle::with_template(
-                        "{msg:>10} [{bar:30}] {pos}/{len} files, {elapsed} elapsed, about {eta} left",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar())
-                    .progress_chars("=> "),
+                    ProgressStyle::with_template(template)
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
                 );
                 self.bar.set_length(total);
                 self.bar.set_position(0);

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use sift_indexer::{CodeIndex, Error, Hit, SearchOptions};
+use sift_indexer::{CodeIndex, Error, Fusion, Hit, SearchOptions};
 
 use super::progress::TerminalProgress;
 use super::{Mode, RepoArgs, WalkArgs};
@@ -38,19 +38,13 @@ pub struct SearchArgs {
 
 /// Runs `sift search`.
 pub fn run(args: SearchArgs) -> Result<ExitCode> {
-    match args.mode {
-        Some(Mode::Semantic) => anyhow::bail!(
-            "semantic search needs embeddings, and this sift does not compute them yet: use --mode lexical"
-        ),
-        Some(Mode::Hybrid) => {
-            eprintln!("note: no embeddings yet, so hybrid search falls back to lexical");
-        }
-        Some(Mode::Lexical) | None => {}
-    }
     let root = args.repo.root();
     let query = args.query.join(" ");
     // Refuse a query that cannot match before spending time on the index.
-    if sift_indexer::tokenizer::tokenize(&query).is_empty() {
+    if args.mode == Some(Mode::Lexical) && sift_indexer::tokenizer::tokenize(&query).is_empty() {
+        return Err(Error::EmptyQuery(query).into());
+    }
+    if query.trim().is_empty() {
         return Err(Error::EmptyQuery(query).into());
     }
     let index = if args.no_refresh {
@@ -60,7 +54,68 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         refreshed(&root, &args.walk)?
     };
     let opts = SearchOptions { k: args.k, max_per_file: args.max_per_file };
-    let hits = index.search(&query, &opts)?;
+    let hits = match args.mode {
+        Some(Mode::Lexical) => index.search(&query, &opts)?,
+        mode => {
+            let wanted = mode.is_some();
+            let config = super::semantic::embed_config(&root)?;
+            let model = super::semantic::load_model(&config, mode == Some(Mode::Semantic), false)?;
+            match model {
+                None => {
+                    if wanted {
+                        eprintln!("note: hybrid search falls back to lexical (no embedding model)");
+                    }
+                    index.search(&query, &opts)?
+                }
+                Some(model) => {
+                    let refresh = !args.no_refresh && !index.layout().is_watched();
+                    if refresh {
+                        super::semantic::embed_missing(&index, &model, &config, false)?;
+                    }
+                    let store = index.vector_store(model.embedder.as_ref())?;
+                    let vectors = index.vector_index(&store)?;
+                    let (with, total) = vectors.coverage();
+                    if vectors.is_empty() {
+                        if mode == Some(Mode::Semantic) {
+                            anyhow::bail!(
+                                "no embeddings for this index yet: run `sift index` (or `sift search` without --no-refresh)"
+                            );
+                        }
+                        if wanted {
+                            eprintln!(
+                                "note: no embeddings yet, so hybrid search falls back to lexical"
+                            );
+                        }
+                        index.search(&query, &opts)?
+                    } else {
+                        if with < total {
+                            eprintln!(
+                                "note: {with} of {total} chunks ({:.0}%) have embeddings so far; semantic results come from those",
+                                with as f64 * 100.0 / total as f64
+                            );
+                        }
+                        let qv = model
+                            .embedder
+                            .embed(&[query.as_str()], sift_indexer::TextKind::Query)?
+                            .pop()
+                            .unwrap_or_default();
+                        if mode == Some(Mode::Semantic) {
+                            index.search_semantic(&vectors, &query, &qv, &opts, &|_| false)?
+                        } else {
+                            index.search_hybrid(
+                                &vectors,
+                                &query,
+                                &qv,
+                                &opts,
+                                &Fusion::default(),
+                                &|_| false,
+                            )?
+                        }
+                    }
+                }
+            }
+        }
+    };
     print_hits(&hits, args.json)?;
     if hits.is_empty() && !args.json {
         eprintln!("no results for {query:?}");

@@ -120,22 +120,29 @@ impl Backend {
     }
 
     async fn search(&self, params: SearchParams) -> Result<SearchResponse> {
-        if let Some(mode) = params.mode.as_deref()
-            && !matches!(mode, "lexical" | "hybrid" | "auto")
-        {
-            return Err(Error::invalid_params(format!(
-                "mode {mode:?} is not available: use \"lexical\" (semantic search needs embeddings, which sift does not compute yet)"
-            )));
-        }
+        let mode = match params.mode.as_deref() {
+            None | Some("auto" | "hybrid") => SearchMode::Hybrid,
+            Some("lexical") => SearchMode::Lexical,
+            Some("semantic") => SearchMode::Semantic,
+            Some(other) => {
+                return Err(Error::invalid_params(format!(
+                    "unknown mode {other:?}: use \"lexical\", \"semantic\" or \"hybrid\""
+                )));
+            }
+        };
         let k = params.k.unwrap_or(20).clamp(1, 200);
         let opts = SearchOptions { k, max_per_file: params.max_per_file };
         let workspaces = self.workspaces();
         let query = params.query.clone();
-        let found = tokio::task::spawn_blocking(move || search_all(&workspaces, &query, &opts))
-            .await
-            .map_err(|e| internal(format!("search crashed: {e}")))?;
-        let results = found.map_err(|e| match e {
-            sift_indexer::Error::EmptyQuery(_) => Error::invalid_params(e.to_string()),
+        let found =
+            tokio::task::spawn_blocking(move || search_all(&workspaces, &query, &opts, mode))
+                .await
+                .map_err(|e| internal(format!("search crashed: {e}")))?;
+        let (results, used) = found.map_err(|e| match e {
+            SearchError::Index(e @ sift_indexer::Error::EmptyQuery(_)) => {
+                Error::invalid_params(e.to_string())
+            }
+            SearchError::NoVectors(why) => Error::invalid_params(why),
             other => internal(other.to_string()),
         })?;
         let results = results
@@ -144,7 +151,7 @@ impl Backend {
             .collect();
         Ok(SearchResponse {
             results,
-            mode: "lexical",
+            mode: used,
             coverage: self.workspaces().iter().map(|w| w.coverage()).collect(),
         })
     }
@@ -233,16 +240,20 @@ impl Backend {
         let (ptx, prx) = mpsc::unbounded_channel();
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(report_progress(self.client.clone(), prx, supported));
-        let opts = UpdateOptions {
-            commit_interval: std::time::Duration::from_millis(750),
-            ..UpdateOptions::default()
+        // Each root's `[index]` settings come from its `.sift/config.toml`.
+        let options = |root: &std::path::Path| -> anyhow::Result<UpdateOptions> {
+            let walk = crate::cli::WalkArgs { max_file_size: None, no_follow_symlinks: false };
+            let mut opts = crate::cli::update_options(root, &walk)?;
+            opts.commit_interval = std::time::Duration::from_millis(750);
+            Ok(opts)
         };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result = Workspace::open(&root, opts.clone(), ptx.clone());
+                    let result =
+                        options(&root).and_then(|opts| Workspace::open(&root, opts, ptx.clone()));
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -294,24 +305,110 @@ impl Backend {
     }
 }
 
+/// The search modes of `sift/search`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SearchMode {
+    Lexical,
+    Semantic,
+    Hybrid,
+}
+
+/// Why a search failed.
+#[derive(Debug, thiserror::Error)]
+enum SearchError {
+    #[error(transparent)]
+    Index(#[from] sift_indexer::Error),
+    #[error("{0}")]
+    NoVectors(String),
+    #[error("embedding the query failed: {0}")]
+    Model(String),
+}
+
+/// Searches every workspace; returns the hits and the mode actually used (`hybrid` falls back
+/// to `lexical` where no workspace has embeddings yet).
 fn search_all(
     workspaces: &[Arc<Workspace>],
     query: &str,
     opts: &SearchOptions,
-) -> sift_indexer::Result<Vec<(PathBuf, Hit, bool)>> {
-    sift_indexer::search::query_tokens(query)?;
-    let mut all: Vec<(PathBuf, Hit, bool)> = Vec::new();
-    for ws in workspaces {
-        let overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
-        let saved = ws.index.search_except(query, opts, &|p| overlay.contains(p))?;
-        let unsaved = overlay.search(query, opts)?;
-        drop(overlay);
-        all.extend(saved.into_iter().map(|h| (ws.root.clone(), h, false)));
-        all.extend(unsaved.into_iter().map(|h| (ws.root.clone(), h, true)));
+    mode: SearchMode,
+) -> std::result::Result<(Vec<(PathBuf, Hit, bool)>, &'static str), SearchError> {
+    if mode != SearchMode::Semantic {
+        sift_indexer::search::query_tokens(query)?;
     }
+    let mut all: Vec<(PathBuf, Hit, bool)> = Vec::new();
+    let mut used = "lexical";
+    let fusion = sift_indexer::Fusion::default();
+    for ws in workspaces {
+        let vectors = match mode {
+            SearchMode::Lexical => None,
+            _ => ws.semantic.vectors().filter(|v| !v.is_empty()),
+        };
+        let query_vec = match &vectors {
+            Some(_) => {
+                ws.semantic.query_vector(query).map_err(|e| SearchError::Model(e.to_string()))?
+            }
+            None => None,
+        };
+        let overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
+        let held = |p: &str| overlay.contains(p);
+        let hits: Vec<(Hit, bool)> = match (mode, &vectors, &query_vec) {
+            (SearchMode::Semantic, Some(v), Some(qv)) => {
+                used = "semantic";
+                ws.index
+                    .search_semantic(v, query, qv, opts, &held)?
+                    .into_iter()
+                    .map(|h| (h, false))
+                    .collect()
+            }
+            (SearchMode::Semantic, _, _) => continue,
+            (SearchMode::Hybrid, Some(v), Some(qv)) => {
+                used = "hybrid";
+                let depth = SearchOptions { k: fusion.depth.max(opts.k), max_per_file: None };
+                let mut lexical = match ws.index.search_except(query, &depth, &held) {
+                    Ok(h) => h,
+                    Err(sift_indexer::Error::EmptyQuery(_)) => Vec::new(),
+                    Err(e) => return Err(e.into()),
+                };
+                let unsaved = overlay.search(query, &depth)?;
+                let unsaved_keys: std::collections::HashSet<(String, u64)> =
+                    unsaved.iter().map(|h| (h.path.clone(), h.start_line)).collect();
+                lexical.extend(unsaved);
+                lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
+                let semantic = ws.index.search_semantic(v, query, qv, &depth, &held)?;
+                sift_indexer::semantic::fuse(lexical, semantic, opts, &fusion)
+                    .into_iter()
+                    .map(|h| {
+                        let unsaved = unsaved_keys.contains(&(h.path.clone(), h.start_line));
+                        (h, unsaved)
+                    })
+                    .collect()
+            }
+            _ => {
+                let saved = ws.index.search_except(query, opts, &held)?;
+                let unsaved = overlay.search(query, opts)?;
+                saved
+                    .into_iter()
+                    .map(|h| (h, false))
+                    .chain(unsaved.into_iter().map(|h| (h, true)))
+                    .collect()
+            }
+        };
+        drop(overlay);
+        all.extend(hits.into_iter().map(|(h, unsaved)| (ws.root.clone(), h, unsaved)));
+    }
+    if mode == SearchMode::Semantic && used != "semantic" {
+        let why = workspaces
+            .iter()
+            .find_map(|w| w.semantic.unavailable().map(str::to_string))
+            .unwrap_or_else(|| {
+                "no embeddings yet: they are being computed, try again shortly".into()
+            });
+        return Err(SearchError::NoVectors(format!("semantic search is not available: {why}")));
+    }
+    // Stable: one workspace's order is its ranking's own; several are merged by score.
     all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
     all.truncate(opts.k);
-    Ok(all)
+    Ok((all, used))
 }
 
 fn line_range(first: u64, last: u64) -> Range {
@@ -401,7 +498,7 @@ async fn report_progress(
     supported: bool,
 ) {
     let mut ongoing: HashMap<
-        PathBuf,
+        (PathBuf, &'static str),
         (
             tower_lsp_server::OngoingProgress<
                 tower_lsp_server::Bounded,
@@ -411,38 +508,41 @@ async fn report_progress(
         ),
     > = HashMap::new();
     let mut counter = 0u32;
+    let unit = |what: &str| if what == "embedding" { "chunks" } else { "files" };
     while let Some(event) = rx.recv().await {
         if !supported {
             continue;
         }
         match event {
-            ProgressEvent::Begin { root, total } => {
+            ProgressEvent::Begin { root, what, total } => {
                 counter += 1;
-                let token = NumberOrString::String(format!("sift-index-{counter}"));
+                let token = NumberOrString::String(format!("sift-{what}-{counter}"));
                 if client.create_work_done_progress(token.clone()).await.is_err() {
                     continue;
                 }
                 let name =
                     root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
                 let progress = client
-                    .progress(token, format!("sift: indexing {name}"))
+                    .progress(token, format!("sift: {what} {name}"))
                     .with_percentage(0)
-                    .with_message(format!("0/{total} files"))
+                    .with_message(format!("0/{total} {}", unit(what)))
                     .begin()
                     .await;
-                ongoing.insert(root, (progress, 0));
+                ongoing.insert((root, what), (progress, 0));
             }
-            ProgressEvent::Report { root, done, total } => {
-                if let Some((progress, last)) = ongoing.get_mut(&root) {
+            ProgressEvent::Report { root, what, done, total } => {
+                if let Some((progress, last)) = ongoing.get_mut(&(root, what)) {
                     let pct = (done * 100 / total.max(1)).min(100) as u32;
                     if pct != *last {
                         *last = pct;
-                        progress.report_with_message(format!("{done}/{total} files"), pct).await;
+                        progress
+                            .report_with_message(format!("{done}/{total} {}", unit(what)), pct)
+                            .await;
                     }
                 }
             }
-            ProgressEvent::End { root, message } => {
-                if let Some((progress, _)) = ongoing.remove(&root) {
+            ProgressEvent::End { root, what, message } => {
+                if let Some((progress, _)) = ongoing.remove(&(root, what)) {
                     progress.finish_with_message(message).await;
                 }
             }
@@ -708,6 +808,15 @@ impl LanguageServer for Backend {
                         ws.request_update();
                     }
                     Ok(Some(serde_json::json!({ "scheduled": workspaces.len() })))
+                }
+                protocol::CMD_EMBED_PAUSE | protocol::CMD_EMBED_RESUME => {
+                    let pause = params.command == protocol::CMD_EMBED_PAUSE;
+                    for ws in self.workspaces() {
+                        if pause { ws.pause_embedding() } else { ws.resume_embedding() }
+                    }
+                    Ok(Some(
+                        serde_json::to_value(self.status()).map_err(|e| internal(e.to_string()))?,
+                    ))
                 }
                 protocol::CMD_STATUS => Ok(Some(
                     serde_json::to_value(self.status()).map_err(|e| internal(e.to_string()))?,

@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod framing;
 pub mod position;
 pub mod protocol;
+pub mod semantic;
 pub mod workspace;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};

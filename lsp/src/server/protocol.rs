@@ -14,11 +14,17 @@ pub const CMD_SEARCH: &str = "sift.search";
 pub const CMD_REINDEX: &str = "sift.reindex";
 /// Command: report each workspace's index state.
 pub const CMD_STATUS: &str = "sift.status";
+/// Command: pause background embedding (answers like `sift.status`).
+pub const CMD_EMBED_PAUSE: &str = "sift.embeddings.pause";
+/// Command: resume background embedding where it stopped (answers like `sift.status`).
+pub const CMD_EMBED_RESUME: &str = "sift.embeddings.resume";
 /// Every command the server executes.
-pub const COMMANDS: [&str; 6] = [
+pub const COMMANDS: [&str; 8] = [
     CMD_SEARCH,
     CMD_REINDEX,
     CMD_STATUS,
+    CMD_EMBED_PAUSE,
+    CMD_EMBED_RESUME,
     super::diagnostics::CMD_DISMISS,
     super::diagnostics::CMD_SILENCE,
     super::diagnostics::CMD_APPLY_FIX,
@@ -33,7 +39,7 @@ pub struct SearchParams {
     /// Number of results (default 20, at most 200).
     #[serde(default)]
     pub k: Option<usize>,
-    /// `lexical` or `hybrid` (hybrid falls back to lexical until embeddings exist).
+    /// `lexical`, `semantic` or `hybrid` (the default; lexical where no embeddings exist yet).
     #[serde(default)]
     pub mode: Option<String>,
     /// At most this many results per file.

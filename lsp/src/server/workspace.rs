@@ -14,6 +14,8 @@ use serde::Serialize;
 use sift_indexer::{CodeIndex, Error as IndexError, Overlay, Progress, UpdateOptions};
 use tokio::sync::mpsc;
 
+use super::semantic::Semantic;
+
 /// How far indexing of a workspace has come.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 #[serde(rename_all = "camelCase")]
@@ -33,31 +35,48 @@ pub struct Coverage {
     /// What went wrong, when `state` is `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// Chunks with an embedding (searchable by meaning).
+    pub embedded: u64,
+    /// `off` (no model), `pending`, `embedding`, `ready`, `paused`, `waiting` (another process
+    /// embeds) or `failed`.
+    pub embed_state: &'static str,
+    /// The embedding model's id, when one is loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed_model: Option<String>,
+    /// Why semantic search is off, when it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed_message: Option<String>,
 }
 
 /// A message from an update to whoever shows progress.
 #[derive(Debug, Clone)]
 pub enum ProgressEvent {
-    /// An update of `root` started processing `total` files.
+    /// Work on `root` started: `total` files to index, or chunks to embed.
     Begin {
         /// Workspace root.
         root: PathBuf,
-        /// Files to process.
+        /// `indexing` or `embedding`.
+        what: &'static str,
+        /// Steps to do.
         total: u64,
     },
-    /// `done` of the files are processed.
+    /// `done` of the steps are done.
     Report {
         /// Workspace root.
         root: PathBuf,
-        /// Files processed.
+        /// `indexing` or `embedding`.
+        what: &'static str,
+        /// Steps done.
         done: u64,
-        /// Files to process.
+        /// Steps to do.
         total: u64,
     },
-    /// The update ended.
+    /// The work ended.
     End {
         /// Workspace root.
         root: PathBuf,
+        /// `indexing` or `embedding`.
+        what: &'static str,
         /// A one-line summary.
         message: String,
     },
@@ -71,6 +90,8 @@ pub struct Workspace {
     pub index: Arc<CodeIndex>,
     /// Unsaved buffers.
     pub overlay: Mutex<Overlay>,
+    /// Embeddings.
+    pub semantic: Semantic,
     coverage: Mutex<Coverage>,
     ready_once: std::sync::atomic::AtomicBool,
     /// What the next update must look at.
@@ -115,13 +136,21 @@ impl Workspace {
             files: manifest.files.values().filter(|r| r.skip.is_none()).count() as u64,
             chunks: index.num_chunks(),
             message: None,
+            embedded: 0,
+            embed_state: "off",
+            embed_model: None,
+            embed_message: None,
         };
+        let config =
+            crate::cli::semantic::embed_config(&root).map_err(|e| crate::cli::describe(&e));
+        let semantic = Semantic::load(config);
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
             root,
             index: Arc::new(index),
             overlay: Mutex::new(Overlay::new()?),
+            semantic,
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
@@ -134,18 +163,37 @@ impl Workspace {
     /// Asks for an update of the whole tree; coalesces with one already pending.
     pub fn request_update(&self) {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).full = true;
+        self.semantic.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = self.updates.try_send(());
     }
 
     /// Asks for an update of these files only (absolute paths from a watcher or a save).
     pub fn request_paths(&self, paths: impl IntoIterator<Item = PathBuf>) {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).paths.extend(paths);
+        self.semantic.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = self.updates.try_send(());
     }
 
     /// A snapshot of how complete the index is.
     pub fn coverage(&self) -> Coverage {
-        self.coverage.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        let mut c = self.coverage.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        c.embedded = self.semantic.embedded.load(std::sync::atomic::Ordering::Relaxed);
+        c.embed_state = self.semantic.state();
+        c.embed_model = self.semantic.model_id().map(str::to_string);
+        c.embed_message = self.semantic.unavailable().map(str::to_string);
+        c
+    }
+
+    /// Pauses background embedding (the running pass stops after its batch).
+    pub fn pause_embedding(&self) {
+        self.semantic.paused.store(true, std::sync::atomic::Ordering::Relaxed);
+        self.semantic.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// Resumes background embedding where it stopped.
+    pub fn resume_embedding(&self) {
+        self.semantic.paused.store(false, std::sync::atomic::Ordering::Relaxed);
+        let _ = self.updates.try_send(());
     }
 
     /// Whether an update has completed since the server started.
@@ -208,9 +256,12 @@ impl Workspace {
                         report.changed,
                         report.removed
                     );
-                    let _ = updater
-                        .progress
-                        .send(ProgressEvent::End { root: self.root.clone(), message: summary });
+                    let _ = updater.progress.send(ProgressEvent::End {
+                        root: self.root.clone(),
+                        what: "indexing",
+                        message: summary,
+                    });
+                    self.clone().embed_pass(updater.progress.clone()).await;
                 }
                 Ok(Err(IndexError::Locked { .. })) => {
                     // What was asked for is still to do when the writer is free again.
@@ -231,6 +282,7 @@ impl Workspace {
                     });
                     let _ = updater.progress.send(ProgressEvent::End {
                         root: self.root.clone(),
+                        what: "indexing",
                         message: format!("failed: {e}"),
                     });
                 }
@@ -242,6 +294,7 @@ impl Workspace {
                     });
                     let _ = updater.progress.send(ProgressEvent::End {
                         root: self.root.clone(),
+                        what: "indexing",
                         message: "failed".into(),
                     });
                 }
@@ -257,6 +310,83 @@ impl Workspace {
             if updater.rx.recv().await.is_none() {
                 return;
             }
+        }
+    }
+}
+
+impl Workspace {
+    /// Embeds what the last update added (on a blocking thread), unless another update is
+    /// already waiting: that one goes first, and the pass after it picks up from there.
+    async fn embed_pass(self: Arc<Self>, sink: mpsc::UnboundedSender<ProgressEvent>) {
+        if !self.semantic.available() {
+            return;
+        }
+        self.semantic.stop.store(false, std::sync::atomic::Ordering::Relaxed);
+        let ws = self.clone();
+        let root = self.root.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            let progress = EmbedProgress {
+                root: ws.root.clone(),
+                tx: sink.clone(),
+                shown: Default::default(),
+                total: Default::default(),
+                done: Default::default(),
+            };
+            let report = ws.semantic.run_pass(&ws.index, &progress);
+            if progress.shown.load(std::sync::atomic::Ordering::Relaxed)
+                && let Some(r) = &report
+            {
+                let message = format!("{} of {} chunks embedded", r.with_vectors, r.chunks);
+                let _ = sink.send(ProgressEvent::End {
+                    root: ws.root.clone(),
+                    what: "embedding",
+                    message,
+                });
+            }
+        })
+        .await;
+        if let Err(e) = result {
+            tracing::error!(root = %root.display(), "embedding crashed: {e}");
+        }
+    }
+}
+
+/// Embedding passes over fewer chunks than this are not shown as progress.
+const VISIBLE_EMBEDDING: u64 = 256;
+
+/// Sends embedding progress to the protocol side.
+struct EmbedProgress {
+    root: PathBuf,
+    tx: mpsc::UnboundedSender<ProgressEvent>,
+    shown: std::sync::atomic::AtomicBool,
+    total: std::sync::atomic::AtomicU64,
+    done: std::sync::atomic::AtomicU64,
+}
+
+impl Progress for EmbedProgress {
+    fn phase(&self, _name: &'static str, total: Option<u64>) {
+        if let Some(total) = total.filter(|&t| t >= VISIBLE_EMBEDDING) {
+            self.shown.store(true, std::sync::atomic::Ordering::Relaxed);
+            self.total.store(total, std::sync::atomic::Ordering::Relaxed);
+            let _ = self.tx.send(ProgressEvent::Begin {
+                root: self.root.clone(),
+                what: "embedding",
+                total,
+            });
+        }
+    }
+
+    fn advance(&self, n: u64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let done = self.done.fetch_add(n, Relaxed) + n;
+        if self.shown.load(Relaxed) {
+            let total = self.total.load(Relaxed);
+            let _ = self.tx.send(ProgressEvent::Report {
+                root: self.root.clone(),
+                what: "embedding",
+                done,
+                total,
+            });
         }
     }
 }
@@ -294,7 +424,11 @@ impl Progress for ChannelProgress {
                 c.files_total = total;
             });
             if total > 0 {
-                let _ = self.tx.send(ProgressEvent::Begin { root: self.root.clone(), total });
+                let _ = self.tx.send(ProgressEvent::Begin {
+                    root: self.root.clone(),
+                    what: "indexing",
+                    total,
+                });
             }
         }
     }
@@ -309,6 +443,11 @@ impl Progress for ChannelProgress {
             c.files_done += n;
             done = c.files_done;
         });
-        let _ = self.tx.send(ProgressEvent::Report { root: self.root.clone(), done, total });
+        let _ = self.tx.send(ProgressEvent::Report {
+            root: self.root.clone(),
+            what: "indexing",
+            done,
+            total,
+        });
     }
 }

@@ -1,0 +1,592 @@
+//! The vector index beside tantivy: an append-only, crash-safe cache of int8 vectors keyed by
+//! [`crate::embed::chunk_key`], and an in-memory matrix of the live chunks' vectors for exact
+//! search.
+//!
+//! The lexical index says which chunks exist (each tantivy document carries its chunk key in a
+//! fast field); the cache says which of those keys have a vector. So the vector index is never
+//! out of step with the lexical one: a chunk without a vector is simply not yet embedded
+//! (coverage below 100 %), and a vector whose chunk is gone is dead weight until compaction.
+//!
+//! On disk (`.sift/vectors/<model>.vec`): a header (magic, dimension, model id), then records of
+//! `key: u64 LE`, `dim` int8 components and a 4-byte BLAKE3 check of both. Records are only ever
+//! appended; a record torn by a crash fails its check and it and everything after it are
+//! ignored (and cut off by the next writer). Vectors are stored as int8 with no scale: cosine
+//! similarity does not need one, so storage is exactly a quarter of float32.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+use tantivy::{DocAddress, Searcher};
+
+use crate::error::{Error, Result};
+use crate::index::Layout;
+
+const MAGIC: &[u8; 8] = b"SIFTVEC1";
+const CHECK_LEN: usize = 4;
+
+/// A model's vector cache: every vector it has computed for this repository, by chunk key.
+pub struct VectorStore {
+    path: PathBuf,
+    model: String,
+    dim: usize,
+    /// All vectors, row after row.
+    data: Vec<i8>,
+    rows: HashMap<u64, u32>,
+    keys: Vec<u64>,
+    /// Byte length of the valid prefix of the file.
+    valid_len: u64,
+    writer: Option<(File, File)>,
+}
+
+/// The file name of `model`'s cache: its id made file-name safe, plus a hash of the exact id.
+fn file_stem(model: &str) -> String {
+    let safe: String = model
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '.' { c } else { '_' })
+        .take(60)
+        .collect();
+    let hash = blake3::hash(model.as_bytes());
+    format!("{safe}-{}", &hash.to_hex()[..8])
+}
+
+fn header(model: &str, dim: usize) -> Vec<u8> {
+    let mut h = Vec::with_capacity(16 + model.len());
+    h.extend_from_slice(MAGIC);
+    h.extend_from_slice(&(dim as u32).to_le_bytes());
+    h.extend_from_slice(&(model.len() as u32).to_le_bytes());
+    h.extend_from_slice(model.as_bytes());
+    h
+}
+
+fn check(record: &[u8]) -> [u8; CHECK_LEN] {
+    let hash = blake3::hash(record);
+    let mut out = [0u8; CHECK_LEN];
+    out.copy_from_slice(&hash.as_bytes()[..CHECK_LEN]);
+    out
+}
+
+/// Quantises a vector to int8 with its own scale (its largest component maps to ±127).
+pub fn quantize(v: &[f32]) -> Vec<i8> {
+    let max = v.iter().fold(0f32, |m, x| m.max(x.abs()));
+    if max == 0.0 || !max.is_finite() {
+        return vec![0; v.len()];
+    }
+    let scale = 127.0 / max;
+    v.iter().map(|x| (x * scale).round().clamp(-127.0, 127.0) as i8).collect()
+}
+
+impl VectorStore {
+    /// Where the vectors of `model` live for `layout`'s repository.
+    pub fn path_for(layout: &Layout, model: &str) -> PathBuf {
+        layout.sift_dir.join("vectors").join(format!("{}.vec", file_stem(model)))
+    }
+
+    /// Opens (reading only) the cache of `model`; empty when there is none yet.
+    pub fn open(layout: &Layout, model: &str, dim: usize) -> Result<VectorStore> {
+        let path = Self::path_for(layout, model);
+        let mut store = VectorStore {
+            path,
+            model: model.to_string(),
+            dim,
+            data: Vec::new(),
+            rows: HashMap::new(),
+            keys: Vec::new(),
+            valid_len: 0,
+            writer: None,
+        };
+        store.load()?;
+        Ok(store)
+    }
+
+    fn record_len(&self) -> usize {
+        8 + self.dim + CHECK_LEN
+    }
+
+    fn load(&mut self) -> Result<()> {
+        let mut bytes = Vec::new();
+        match File::open(&self.path) {
+            Ok(mut f) => {
+                f.read_to_end(&mut bytes).map_err(|e| Error::io("read", &self.path, e))?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io("open", &self.path, e)),
+        }
+        let head = header(&self.model, self.dim);
+        if bytes.len() < head.len() || bytes[..head.len()] != head[..] {
+            // A torn header (crash while creating) or another model's file under a colliding
+            // name: nothing in it is usable. The next writer starts it afresh.
+            return Ok(());
+        }
+        let rec = self.record_len();
+        let mut at = head.len();
+        self.valid_len = at as u64;
+        while at + rec <= bytes.len() {
+            let record = &bytes[at..at + rec];
+            let (body, sum) = record.split_at(8 + self.dim);
+            if check(body) != sum {
+                break;
+            }
+            let key = u64::from_le_bytes(body[..8].try_into().expect("8 bytes"));
+            self.push(key, body[8..].iter().map(|&b| b as i8));
+            at += rec;
+            self.valid_len = at as u64;
+        }
+        Ok(())
+    }
+
+    fn push(&mut self, key: u64, v: impl Iterator<Item = i8>) {
+        if let Some(&row) = self.rows.get(&key) {
+            // Same key, same text: keep the first (they are equal for a deterministic model).
+            let _ = row;
+            return;
+        }
+        let row = self.keys.len() as u32;
+        self.rows.insert(key, row);
+        self.keys.push(key);
+        self.data.extend(v);
+    }
+
+    /// The model these vectors belong to.
+    pub fn model(&self) -> &str {
+        &self.model
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of cached vectors.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// True when no vector is cached.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The cached vector of `key`.
+    pub fn get(&self, key: u64) -> Option<&[i8]> {
+        let row = *self.rows.get(&key)? as usize;
+        Some(&self.data[row * self.dim..(row + 1) * self.dim])
+    }
+
+    /// True when `key` has a vector.
+    pub fn contains(&self, key: u64) -> bool {
+        self.rows.contains_key(&key)
+    }
+
+    /// Takes the cache's writer lock, cuts a torn tail off and readies appends. Fails with
+    /// [`Error::Locked`] when another process is writing vectors for this model.
+    pub fn lock_for_writing(&mut self) -> Result<()> {
+        if self.writer.is_some() {
+            return Ok(());
+        }
+        let dir = self.path.parent().expect("has a parent").to_path_buf();
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io("create", &dir, e))?;
+        let lock_path = self.path.with_extension("lock");
+        let lock = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| Error::io("open", &lock_path, e))?;
+        match lock.try_lock() {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(Error::VectorsLocked { path: lock_path });
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &lock_path, e)),
+        }
+        // Another process may have appended since we loaded: read again under the lock.
+        self.data.clear();
+        self.rows.clear();
+        self.keys.clear();
+        self.valid_len = 0;
+        self.load()?;
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| Error::io("open", &self.path, e))?;
+        if self.valid_len == 0 {
+            file.set_len(0).map_err(|e| Error::io("truncate", &self.path, e))?;
+            file.write_all(&header(&self.model, self.dim))
+                .map_err(|e| Error::io("write", &self.path, e))?;
+            self.valid_len = header(&self.model, self.dim).len() as u64;
+        } else {
+            file.set_len(self.valid_len).map_err(|e| Error::io("truncate", &self.path, e))?;
+        }
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::End(0)).map_err(|e| Error::io("seek", &self.path, e))?;
+        self.writer = Some((file, lock));
+        Ok(())
+    }
+
+    /// Releases the writer lock (the vectors stay loaded).
+    pub fn unlock(&mut self) {
+        self.writer = None;
+    }
+
+    /// Reads vectors other processes appended since this store was loaded.
+    pub fn refresh(&mut self) -> Result<()> {
+        if self.writer.is_some() {
+            return Ok(()); // nobody else can append while we hold the lock
+        }
+        self.data.clear();
+        self.rows.clear();
+        self.keys.clear();
+        self.valid_len = 0;
+        self.load()
+    }
+
+    /// Appends vectors (quantised to int8) and makes them durable. Keys already present are
+    /// skipped. Needs [`VectorStore::lock_for_writing`] first.
+    pub fn append(&mut self, items: &[(u64, Vec<f32>)]) -> Result<()> {
+        let rec = self.record_len();
+        let mut buf = Vec::with_capacity(items.len() * rec);
+        let mut fresh = Vec::with_capacity(items.len());
+        for (key, v) in items {
+            if v.len() != self.dim {
+                return Err(Error::Embedding(format!(
+                    "the model gave a vector of {} numbers; {} expected",
+                    v.len(),
+                    self.dim
+                )));
+            }
+            if self.contains(*key) || fresh.iter().any(|(k, _)| k == key) {
+                continue;
+            }
+            let q = quantize(v);
+            let start = buf.len();
+            buf.extend_from_slice(&key.to_le_bytes());
+            buf.extend(q.iter().map(|&x| x as u8));
+            let sum = check(&buf[start..]);
+            buf.extend_from_slice(&sum);
+            fresh.push((*key, q));
+        }
+        let (file, _) = self.writer.as_mut().ok_or_else(|| {
+            Error::Embedding("internal: vectors appended without the writer lock".into())
+        })?;
+        file.write_all(&buf).map_err(|e| disk_error(&self.path, e))?;
+        file.sync_data().map_err(|e| disk_error(&self.path, e))?;
+        self.valid_len += buf.len() as u64;
+        for (key, q) in fresh {
+            self.push(key, q.into_iter());
+        }
+        Ok(())
+    }
+
+    /// Rewrites the cache keeping only `live` keys, when dead vectors outnumber live ones (after
+    /// many edits). Atomic: readers see the old file or the new one. Needs the writer lock.
+    pub fn compact_if_worthwhile(&mut self, live: &dyn Fn(u64) -> bool) -> Result<bool> {
+        let alive = self.keys.iter().filter(|&&k| live(k)).count();
+        let dead = self.keys.len() - alive;
+        if dead < 4096 || dead < alive {
+            return Ok(false);
+        }
+        let rec = self.record_len();
+        let mut buf = header(&self.model, self.dim);
+        buf.reserve(alive * rec);
+        let (mut data, mut rows, mut keys) = (Vec::new(), HashMap::new(), Vec::new());
+        for (row, &key) in self.keys.iter().enumerate() {
+            if !live(key) {
+                continue;
+            }
+            let v = &self.data[row * self.dim..(row + 1) * self.dim];
+            let start = buf.len();
+            buf.extend_from_slice(&key.to_le_bytes());
+            buf.extend(v.iter().map(|&x| x as u8));
+            let sum = check(&buf[start..]);
+            buf.extend_from_slice(&sum);
+            rows.insert(key, keys.len() as u32);
+            keys.push(key);
+            data.extend_from_slice(v);
+        }
+        crate::index::write_atomic(&self.path, &buf)?;
+        let mut file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| Error::io("open", &self.path, e))?;
+        use std::io::Seek;
+        file.seek(std::io::SeekFrom::End(0)).map_err(|e| Error::io("seek", &self.path, e))?;
+        if let Some((old, _)) = self.writer.as_mut() {
+            *old = file;
+        }
+        self.valid_len = buf.len() as u64;
+        (self.data, self.rows, self.keys) = (data, rows, keys);
+        Ok(true)
+    }
+}
+
+fn disk_error(path: &Path, e: std::io::Error) -> Error {
+    if e.raw_os_error() == Some(28) {
+        Error::DiskFull { path: path.to_path_buf() }
+    } else {
+        Error::io("write", path, e)
+    }
+}
+
+/// The live chunks' vectors, as one matrix, for exact search at one tantivy searcher's state.
+pub struct VectorIndex {
+    searcher: Searcher,
+    dim: usize,
+    data: Vec<i8>,
+    inv_norms: Vec<f32>,
+    addrs: Vec<DocAddress>,
+    total: u64,
+}
+
+/// The chunk keys of every live document a searcher sees, with their addresses.
+pub(crate) fn live_keys(searcher: &Searcher) -> Result<Vec<(u64, DocAddress)>> {
+    let mut out = Vec::with_capacity(searcher.num_docs() as usize);
+    for (ord, segment) in searcher.segment_readers().iter().enumerate() {
+        let column = segment.fast_fields().u64("key").map_err(|e| Error::tantivy("<index>", e))?;
+        for doc in segment.doc_ids_alive() {
+            if let Some(key) = column.first(doc) {
+                out.push((key, DocAddress::new(ord as u32, doc)));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl VectorIndex {
+    /// Gathers the vectors of the chunks `searcher` sees from `store`. Chunks without a vector
+    /// are counted (see [`VectorIndex::coverage`]) and left out.
+    pub fn build(searcher: &Searcher, store: &VectorStore) -> Result<VectorIndex> {
+        let live = live_keys(searcher)?;
+        let dim = store.dim();
+        let mut index = VectorIndex {
+            searcher: searcher.clone(),
+            dim,
+            data: Vec::with_capacity(live.len() * dim),
+            inv_norms: Vec::with_capacity(live.len()),
+            addrs: Vec::with_capacity(live.len()),
+            total: live.len() as u64,
+        };
+        for (key, addr) in live {
+            if let Some(v) = store.get(key) {
+                let norm: i64 = v.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
+                let inv = if norm == 0 { 0.0 } else { 1.0 / (norm as f32).sqrt() };
+                index.data.extend_from_slice(v);
+                index.inv_norms.push(inv);
+                index.addrs.push(addr);
+            }
+        }
+        Ok(index)
+    }
+
+    /// The searcher (index state) the matrix was built for; its addresses are valid there.
+    pub fn searcher(&self) -> &Searcher {
+        &self.searcher
+    }
+
+    /// Number of chunks with a vector.
+    pub fn len(&self) -> usize {
+        self.addrs.len()
+    }
+
+    /// True when no chunk has a vector.
+    pub fn is_empty(&self) -> bool {
+        self.addrs.is_empty()
+    }
+
+    /// Chunks with a vector and chunks in all.
+    pub fn coverage(&self) -> (u64, u64) {
+        (self.addrs.len() as u64, self.total)
+    }
+
+    /// The `k` chunks most similar to `query` (cosine), best first. `keep` filters addresses.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: &dyn Fn(DocAddress) -> bool,
+    ) -> Vec<(f32, DocAddress)> {
+        if query.len() != self.dim || self.addrs.is_empty() || k == 0 {
+            return Vec::new();
+        }
+        let q = quantize(query);
+        let qnorm: i64 = q.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
+        let qinv = if qnorm == 0 { 0.0 } else { 1.0 / (qnorm as f32).sqrt() };
+        let mut scored: Vec<(f32, u32)> = self
+            .data
+            .chunks_exact(self.dim)
+            .zip(&self.inv_norms)
+            .enumerate()
+            .map(|(row, (v, inv))| (dot_i8(&q, v) as f32 * inv * qinv, row as u32))
+            .collect();
+        let by_score = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        let mut out = Vec::with_capacity(k);
+        // Take a generous prefix, then filter; widen when filters removed too many.
+        let mut want = (k * 2).max(32);
+        loop {
+            let cut = want.min(scored.len());
+            if cut < scored.len() {
+                scored.select_nth_unstable_by(cut, by_score);
+            }
+            let mut head: Vec<(f32, u32)> = scored[..cut].to_vec();
+            head.sort_unstable_by(by_score);
+            out.clear();
+            for (score, row) in head {
+                let addr = self.addrs[row as usize];
+                if keep(addr) {
+                    out.push((score, addr));
+                    if out.len() == k {
+                        return out;
+                    }
+                }
+            }
+            if cut == scored.len() {
+                return out;
+            }
+            want *= 4;
+        }
+    }
+}
+
+/// Dot product of two int8 vectors, in a shape the compiler vectorises.
+pub fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    let mut acc = [0i32; 16];
+    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for i in 0..16 {
+            acc[i] += i32::from(x[i]) * i32::from(y[i]);
+        }
+    }
+    let mut sum: i32 = acc.iter().sum();
+    for (x, y) in ra.iter().zip(rb) {
+        sum += i32::from(*x) * i32::from(*y);
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout() -> (tempfile::TempDir, Layout) {
+        let dir = tempfile::tempdir().unwrap();
+        let layout = Layout::new(dir.path()).unwrap();
+        layout.ensure().unwrap();
+        (dir, layout)
+    }
+
+    fn unit(v: &[f32]) -> Vec<f32> {
+        let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+        v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn quantised_cosine_is_close_to_float_cosine() {
+        let a = unit(&[0.3, -0.2, 0.9, 0.1, 0.05, -0.4, 0.0, 0.7]);
+        let b = unit(&[0.25, -0.1, 0.8, 0.3, 0.0, -0.5, 0.1, 0.6]);
+        let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+        let (qa, qb) = (quantize(&a), quantize(&b));
+        let n = |v: &[i8]| (dot_i8(v, v) as f32).sqrt();
+        let approx = dot_i8(&qa, &qb) as f32 / (n(&qa) * n(&qb));
+        assert!((exact - approx).abs() < 0.01, "{exact} vs {approx}");
+    }
+
+    #[test]
+    fn dot_matches_the_naive_sum_for_any_length() {
+        for len in [0, 1, 15, 16, 17, 384, 385] {
+            let a: Vec<i8> = (0..len).map(|i| ((i * 37) % 255) as i8).collect();
+            let b: Vec<i8> = (0..len).map(|i| ((i * 91 + 7) % 255) as i8).collect();
+            let naive: i32 = a.iter().zip(&b).map(|(x, y)| i32::from(*x) * i32::from(*y)).sum();
+            assert_eq!(dot_i8(&a, &b), naive, "len {len}");
+        }
+    }
+
+    #[test]
+    fn appended_vectors_survive_reopening_and_a_torn_tail_is_dropped() {
+        let (_dir, layout) = layout();
+        let mut store = VectorStore::open(&layout, "m/1", 4).unwrap();
+        assert!(store.is_empty());
+        store.lock_for_writing().unwrap();
+        store.append(&[(1, vec![1.0, 0.0, 0.0, 0.0]), (2, vec![0.0, 1.0, 0.0, 0.0])]).unwrap();
+        store.append(&[(2, vec![0.0, 1.0, 0.0, 0.0]), (3, vec![0.0, 0.0, 1.0, 0.0])]).unwrap();
+        assert_eq!(store.len(), 3);
+        drop(store);
+
+        // A crash in the middle of a record: half of one more record on disk.
+        let path = VectorStore::path_for(&layout, "m/1");
+        let mut f = OpenOptions::new().append(true).open(&path).unwrap();
+        f.write_all(&[9, 0, 0, 0, 0, 0, 0, 0, 127]).unwrap();
+        drop(f);
+
+        let mut store = VectorStore::open(&layout, "m/1", 4).unwrap();
+        assert_eq!(store.len(), 3);
+        assert_eq!(store.get(3).unwrap(), &[0, 0, 127, 0]);
+        assert!(store.get(9).is_none());
+        store.lock_for_writing().unwrap();
+        store.append(&[(4, vec![0.0, 0.0, 0.0, 1.0])]).unwrap();
+        drop(store);
+        let store = VectorStore::open(&layout, "m/1", 4).unwrap();
+        assert_eq!(store.len(), 4, "the torn tail was cut before appending");
+        assert_eq!(store.get(4).unwrap(), &[0, 0, 0, 127]);
+    }
+
+    #[test]
+    fn a_corrupted_record_ends_the_valid_prefix() {
+        let (_dir, layout) = layout();
+        let mut store = VectorStore::open(&layout, "m", 4).unwrap();
+        store.lock_for_writing().unwrap();
+        store.append(&[(1, vec![1.0, 0.0, 0.0, 0.0]), (2, vec![0.0, 1.0, 0.0, 0.0])]).unwrap();
+        drop(store);
+        let path = VectorStore::path_for(&layout, "m");
+        let mut bytes = std::fs::read(&path).unwrap();
+        let n = bytes.len();
+        bytes[n - 6] ^= 0x55; // inside the second record's vector
+        std::fs::write(&path, bytes).unwrap();
+        let store = VectorStore::open(&layout, "m", 4).unwrap();
+        assert_eq!(store.len(), 1);
+    }
+
+    #[test]
+    fn another_model_or_dimension_starts_empty() {
+        let (_dir, layout) = layout();
+        let mut store = VectorStore::open(&layout, "m", 4).unwrap();
+        store.lock_for_writing().unwrap();
+        store.append(&[(1, vec![1.0, 0.0, 0.0, 0.0])]).unwrap();
+        drop(store);
+        assert!(VectorStore::open(&layout, "other", 4).unwrap().is_empty());
+        assert!(VectorStore::open(&layout, "m", 8).unwrap().is_empty());
+    }
+
+    #[test]
+    fn one_writer_at_a_time() {
+        let (_dir, layout) = layout();
+        let mut a = VectorStore::open(&layout, "m", 4).unwrap();
+        a.lock_for_writing().unwrap();
+        let mut b = VectorStore::open(&layout, "m", 4).unwrap();
+        assert!(matches!(b.lock_for_writing(), Err(Error::VectorsLocked { .. })));
+        drop(a);
+        b.lock_for_writing().unwrap();
+    }
+
+    #[test]
+    fn compaction_keeps_live_vectors_only() {
+        let (_dir, layout) = layout();
+        let mut store = VectorStore::open(&layout, "m", 4).unwrap();
+        store.lock_for_writing().unwrap();
+        let items: Vec<(u64, Vec<f32>)> =
+            (0..10_000u64).map(|k| (k, vec![1.0, k as f32, 0.0, 0.0])).collect();
+        store.append(&items).unwrap();
+        assert!(store.compact_if_worthwhile(&|k| k < 100).unwrap());
+        assert_eq!(store.len(), 100);
+        store.append(&[(20_000, vec![0.0, 0.0, 1.0, 0.0])]).unwrap();
+        drop(store);
+        let store = VectorStore::open(&layout, "m", 4).unwrap();
+        assert_eq!(store.len(), 101);
+        assert!(store.contains(99) && store.contains(20_000) && !store.contains(100));
+    }
+}

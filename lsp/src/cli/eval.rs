@@ -1,0 +1,233 @@
+//! `sift eval`: search quality on questions with known answers, lexical, semantic and hybrid
+//! side by side, at file level.
+//!
+//! Each line of a queries file is `{"q": "...", "gold": ["path", ...]}` (paths relative to the
+//! repository). A query's results are reduced to distinct files in rank order; recall@k is the
+//! share of its gold files among the first k files, MRR the mean of 1/rank of the first gold
+//! file (0 when none is in the first 10).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use sift_indexer::{CodeIndex, Error, Fusion, Hit, SearchOptions, TextKind};
+
+use super::{RepoArgs, WalkArgs};
+
+/// Arguments of `sift eval`.
+#[derive(Debug, Args)]
+pub struct EvalArgs {
+    /// JSONL files of `{"q": ..., "gold": [...]}` lines.
+    #[arg(required = true, value_name = "QUERIES.jsonl")]
+    files: Vec<PathBuf>,
+    #[command(flatten)]
+    repo: RepoArgs,
+    #[command(flatten)]
+    walk: WalkArgs,
+    /// Use the index as it is (do not index or embed first).
+    #[arg(long)]
+    no_refresh: bool,
+    /// Print one JSON object per set and mode instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Fusion: the rank constant of reciprocal-rank fusion.
+    #[arg(long, value_name = "K")]
+    fusion_k: Option<f32>,
+    /// Fusion: weight of the lexical ranking.
+    #[arg(long, value_name = "W")]
+    lexical_weight: Option<f32>,
+    /// Fusion: weight of the semantic ranking.
+    #[arg(long, value_name = "W")]
+    semantic_weight: Option<f32>,
+    /// Fusion: how deep each ranking is read.
+    #[arg(long, value_name = "N")]
+    depth: Option<usize>,
+    /// Print the queries whose gold file is not in the first 10 files.
+    #[arg(long)]
+    misses: bool,
+}
+
+#[derive(Deserialize)]
+struct Query {
+    q: String,
+    gold: Vec<String>,
+}
+
+/// One set's scores in one mode.
+#[derive(Debug, Serialize)]
+struct Scores {
+    set: String,
+    mode: &'static str,
+    queries: usize,
+    recall_at_1: f64,
+    recall_at_5: f64,
+    recall_at_10: f64,
+    mrr: f64,
+    /// Mean time per query, in milliseconds (informative only).
+    ms_per_query: f64,
+}
+
+/// Runs `sift eval`.
+#[allow(clippy::print_stdout)]
+pub fn run(args: EvalArgs) -> Result<ExitCode> {
+    let root = args.repo.root();
+    let mut sets = Vec::new();
+    for file in &args.files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let mut queries = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let q: Query = serde_json::from_str(line).with_context(|| {
+                format!("{}:{}: not a {{\"q\", \"gold\"}} line", file.display(), i + 1)
+            })?;
+            if q.gold.is_empty() {
+                anyhow::bail!("{}:{}: \"gold\" is empty", file.display(), i + 1);
+            }
+            queries.push(q);
+        }
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        sets.push((name, queries));
+    }
+    let index = if args.no_refresh {
+        CodeIndex::open(&root)?
+            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?
+    } else {
+        let (index, notice) = CodeIndex::open_or_create(&root)?;
+        super::index::announce(notice.as_ref());
+        let opts = super::update_options(&root, &args.walk)?;
+        let progress = super::progress::TerminalProgress::new(false);
+        let result = index.update(&opts, &progress);
+        progress.finish();
+        result?;
+        index
+    };
+    let config = super::semantic::embed_config(&root)?;
+    let model = super::semantic::load_model(&config, false, false)?;
+    let mut vectors = None;
+    if let Some(model) = &model {
+        if !args.no_refresh {
+            super::semantic::embed_missing(&index, model, &config, false)?;
+        }
+        let store = index.vector_store(model.embedder.as_ref())?;
+        let v = index.vector_index(&store)?;
+        let (with, total) = v.coverage();
+        if with < total {
+            eprintln!(
+                "note: only {with} of {total} chunks have embeddings; semantic scores are partial"
+            );
+        }
+        if !v.is_empty() {
+            vectors = Some(v);
+        }
+    }
+    let defaults = Fusion::default();
+    let fusion = Fusion {
+        k: args.fusion_k.unwrap_or(defaults.k),
+        lexical: args.lexical_weight.unwrap_or(defaults.lexical),
+        semantic: args.semantic_weight.unwrap_or(defaults.semantic),
+        depth: args.depth.unwrap_or(defaults.depth),
+    };
+    let opts = SearchOptions { k: 100, max_per_file: None };
+    let mut all = Vec::new();
+    for (name, queries) in &sets {
+        let modes: &[&'static str] =
+            if vectors.is_some() { &["lexical", "semantic", "hybrid"] } else { &["lexical"] };
+        for &mode in modes {
+            let mut sums = [0f64; 4];
+            let start = Instant::now();
+            for q in queries {
+                let hits: Vec<Hit> = match (mode, &vectors, &model) {
+                    ("lexical", _, _) => match index.search(&q.q, &opts) {
+                        Ok(h) => h,
+                        Err(Error::EmptyQuery(_)) => Vec::new(),
+                        Err(e) => return Err(e.into()),
+                    },
+                    (_, Some(v), Some(m)) => {
+                        let qv = m
+                            .embedder
+                            .embed(&[q.q.as_str()], TextKind::Query)?
+                            .pop()
+                            .unwrap_or_default();
+                        if mode == "semantic" {
+                            index.search_semantic(v, &q.q, &qv, &opts, &|_| false)?
+                        } else {
+                            index.search_hybrid(v, &q.q, &qv, &opts, &fusion, &|_| false)?
+                        }
+                    }
+                    _ => unreachable!("semantic modes run only with vectors"),
+                };
+                let files = distinct_files(&hits);
+                let found = |k: usize| {
+                    let top = &files[..files.len().min(k)];
+                    q.gold.iter().filter(|g| top.contains(g)).count() as f64 / q.gold.len() as f64
+                };
+                sums[0] += found(1);
+                sums[1] += found(5);
+                sums[2] += found(10);
+                let rank = files.iter().take(10).position(|f| q.gold.contains(f));
+                sums[3] += rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+                if args.misses && rank.is_none() {
+                    eprintln!(
+                        "miss [{name} {mode}] {:?} → want {:?}, got {:?}",
+                        q.q,
+                        q.gold,
+                        &files[..files.len().min(3)]
+                    );
+                }
+            }
+            let n = queries.len().max(1) as f64;
+            all.push(Scores {
+                set: name.clone(),
+                mode,
+                queries: queries.len(),
+                recall_at_1: sums[0] / n,
+                recall_at_5: sums[1] / n,
+                recall_at_10: sums[2] / n,
+                mrr: sums[3] / n,
+                ms_per_query: start.elapsed().as_secs_f64() * 1000.0 / n,
+            });
+        }
+    }
+    if args.json {
+        for s in &all {
+            println!("{}", serde_json::to_string(s)?);
+        }
+    } else {
+        if let Some(m) = &model {
+            println!(
+                "model: {}; fusion: k={} lexical={} semantic={} depth={}",
+                m.info.id, fusion.k, fusion.lexical, fusion.semantic, fusion.depth
+            );
+        }
+        println!(
+            "{:<36} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "set", "mode", "n", "R@1", "R@5", "R@10", "MRR", "ms/q"
+        );
+        for s in &all {
+            println!(
+                "{:<36} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+                s.set,
+                s.mode,
+                s.queries,
+                s.recall_at_1,
+                s.recall_at_5,
+                s.recall_at_10,
+                s.mrr,
+                s.ms_per_query
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The distinct files of a ranking, in order of first appearance.
+fn distinct_files(hits: &[Hit]) -> Vec<String> {
+    let mut seen = std::collections::HashSet::new();
+    hits.iter().filter(|h| seen.insert(h.path.as_str())).map(|h| h.path.clone()).collect()
+}

