@@ -25,3 +25,24 @@ else
     [[ -x "$SIFT_BIN" ]] || die "built, but no binary at $SIFT_BIN"
 fi
 "$SIFT_BIN" --version >&2
+
+# The Django corpus (bench/work/django): the Django wheel from PyPI, unzipped. Built in a
+# temporary folder and moved into place only when complete.
+prepare_django() {
+    local dest="$WORK/django"
+    if [[ -d "$dest" ]]; then
+        log "corpus django: present ($dest)"
+        return
+    fi
+    log "corpus django: downloading the Django $DJANGO_VERSION wheel from PyPI"
+    mkdir -p "$WORK/downloads"
+    local wheel="$WORK/downloads/Django-$DJANGO_VERSION-py3-none-any.whl"
+    if [[ ! -f "$wheel" ]]; then
+        python3 -m pip download --quiet --no-deps --only-binary :all: \
+            "django==$DJANGO_VERSION" -d "$WORK/downloads"
+    fi
+    [[ -f "$wheel" ]] || wheel="$(ls "$WORK"/downloads/[Dd]jango-"$DJANGO_VERSION"-*.whl | head -1)"
+    rm -rf "$dest.tmp"
+    unzip -q "$wheel" -d "$dest.tmp"   # a wheel is a zip file
+    mv "$dest.tmp" "$dest"
+}

@@ -52,24 +52,7 @@ command -v python3 >/dev/null 2>&1 || die "python3 is needed"
 # Each corpus is built in a temporary folder and moved into place only when complete, so an
 # interrupted run leaves nothing half-made behind, and a complete corpus is never rebuilt.
 
-prepare_django() {
-    local dest="$WORK/django"
-    if [[ -d "$dest" ]]; then
-        log "corpus django: present ($dest)"
-        return
-    fi
-    log "corpus django: downloading the Django $DJANGO_VERSION wheel from PyPI"
-    mkdir -p "$WORK/downloads"
-    local wheel="$WORK/downloads/Django-$DJANGO_VERSION-py3-none-any.whl"
-    if [[ ! -f "$wheel" ]]; then
-        python3 -m pip download --quiet --no-deps --only-binary :all: \
-            "django==$DJANGO_VERSION" -d "$WORK/downloads"
-    fi
-    [[ -f "$wheel" ]] || wheel="$(ls "$WORK"/downloads/[Dd]jango-"$DJANGO_VERSION"-*.whl | head -1)"
-    rm -rf "$dest.tmp"
-    unzip -q "$wheel" -d "$dest.tmp"   # a wheel is a zip file
-    mv "$dest.tmp" "$dest"
-}
+# prepare_django: in common.sh.
 
 # The dependency list of the vendored project: popular crates, chosen so that `cargo vendor`
 # lands at ~400 crates and ~450 MB (du -sb). bench/vendor-project.Cargo.lock pins the exact versions,

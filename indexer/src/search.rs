@@ -126,25 +126,9 @@ pub(crate) fn search_reader(
             .search(&query, &TopDocs::with_limit(fetch).order_by_score())
             .map_err(|e| Error::tantivy(where_, e))?;
         let exhausted = top.len() < fetch;
-        let mut per_file = std::collections::HashMap::<String, usize>::new();
-        let mut hits = Vec::with_capacity(opts.k);
-        for (score, addr) in top {
-            let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
-            let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or_default();
-            if skip(path) {
-                continue;
-            }
-            if let Some(max) = opts.max_per_file {
-                let n = per_file.entry(path.to_string()).or_default();
-                if *n >= max {
-                    continue;
-                }
-                *n += 1;
-            }
-            hits.push(hit_from_doc(f, &doc, score, &wanted));
-            if hits.len() >= opts.k {
-                return Ok(hits);
-            }
+        let hits = collect_hits(&searcher, f, where_, top, opts, skip, &wanted)?;
+        if hits.len() >= opts.k {
+            return Ok(hits);
         }
         // Filters left too few: look further down the ranking.
         if exhausted || fetch >= 1 << 16 {
@@ -152,6 +136,40 @@ pub(crate) fn search_reader(
         }
         fetch *= 4;
     }
+}
+
+/// Turns scored documents (best first) into at most `opts.k` hits, leaving out files for which
+/// `skip` is true and keeping `opts.max_per_file`.
+pub(crate) fn collect_hits(
+    searcher: &tantivy::Searcher,
+    f: &Fields,
+    where_: &Path,
+    top: Vec<(f32, tantivy::DocAddress)>,
+    opts: &SearchOptions,
+    skip: &dyn Fn(&str) -> bool,
+    wanted: &HashSet<&str>,
+) -> Result<Vec<Hit>> {
+    let mut per_file = std::collections::HashMap::<String, usize>::new();
+    let mut hits = Vec::with_capacity(opts.k);
+    for (score, addr) in top {
+        let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
+        let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or_default();
+        if skip(path) {
+            continue;
+        }
+        if let Some(max) = opts.max_per_file {
+            let n = per_file.entry(path.to_string()).or_default();
+            if *n >= max {
+                continue;
+            }
+            *n += 1;
+        }
+        hits.push(hit_from_doc(f, &doc, score, wanted));
+        if hits.len() >= opts.k {
+            break;
+        }
+    }
+    Ok(hits)
 }
 
 /// Makes a [`Hit`] of a stored chunk document; `wanted` (query tokens) picks the snippet line.

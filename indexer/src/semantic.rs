@@ -16,7 +16,7 @@ use tantivy::{DocAddress, TantivyDocument};
 use crate::embed::{Embedder, TextKind, embed_text, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
-use crate::search::{Hit, SearchOptions, hit_from_doc};
+use crate::search::{Hit, SearchOptions, collect_hits};
 use crate::update::Progress;
 use crate::vectors::{VectorIndex, VectorStore, live_keys};
 
@@ -178,35 +178,13 @@ impl CodeIndex {
         let where_ = &self.layout.index_dir;
         let tokens = crate::tokenizer::tokenize(query);
         let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
-        let mut per_file = HashMap::<String, usize>::new();
-        let mut hits = Vec::with_capacity(opts.k);
         // Filtering needs the document; fetch a few times k and widen when that is not enough.
         let mut depth = opts.k.max(1) * 4;
         loop {
             let top = vectors.search(query_vec, depth, &|_| true);
             let exhausted = top.len() < depth;
-            hits.clear();
-            per_file.clear();
-            for (score, addr) in top {
-                let doc: TantivyDocument =
-                    searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
-                let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or_default();
-                if skip(path) {
-                    continue;
-                }
-                if let Some(max) = opts.max_per_file {
-                    let n = per_file.entry(path.to_string()).or_default();
-                    if *n >= max {
-                        continue;
-                    }
-                    *n += 1;
-                }
-                hits.push(hit_from_doc(f, &doc, score, &wanted));
-                if hits.len() == opts.k {
-                    return Ok(hits);
-                }
-            }
-            if exhausted || depth >= 1 << 16 {
+            let hits = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
+            if hits.len() >= opts.k || exhausted || depth >= 1 << 16 {
                 return Ok(hits);
             }
             depth *= 4;
@@ -231,49 +209,126 @@ impl CodeIndex {
             Err(e) => return Err(e),
         };
         let semantic = self.search_semantic(vectors, query, query_vec, &depth, skip)?;
-        Ok(fuse(lexical, semantic, opts, fusion))
+        Ok(fuse(query, lexical, semantic, opts, fusion))
     }
 }
 
-/// How hybrid search fuses the two rankings: a chunk at rank `r` (0-based) of a list scores
-/// `weight / (k + r + 1)` from it, and the scores of both lists add up.
+/// How hybrid search fuses the two rankings.
+///
+/// With `alpha` unset: reciprocal-rank fusion, a chunk at rank `r` (0-based) of a list scores
+/// `weight / (k + r + 1)` from it and the scores of both lists add up. With `alpha` set: a
+/// convex combination of the scores themselves, each list's scores scaled to 0..1 by its best
+/// (`alpha` × lexical + (1 − `alpha`) × semantic), which keeps a decisive lexical match (an
+/// identifier) on top where rank fusion would let a merely similar chunk overtake it.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
-    /// The rank constant: larger flattens the difference between top and lower ranks.
+    /// The rank constant of RRF: larger flattens the difference between top and lower ranks.
     pub k: f32,
-    /// Weight of the lexical ranking.
+    /// Weight of the lexical ranking (RRF).
     pub lexical: f32,
-    /// Weight of the semantic ranking.
+    /// Weight of the semantic ranking (RRF).
     pub semantic: f32,
     /// How deep each ranking is read.
     pub depth: usize,
+    /// Convex combination weight of the lexical scores (`None`: RRF).
+    pub alpha: Option<f32>,
+    /// When the query names identifiers, keep the lexical order and let the semantic ranking
+    /// only add chunks after it.
+    pub identifier_routing: bool,
 }
 
 impl Default for Fusion {
     /// Tuned on the eval sets in `bench/eval/` (see the README's search quality table).
     fn default() -> Self {
-        Fusion { k: 60.0, lexical: 1.0, semantic: 1.0, depth: 50 }
+        Fusion {
+            k: 60.0,
+            lexical: 1.0,
+            semantic: 1.0,
+            depth: 50,
+            alpha: Some(0.5),
+            identifier_routing: true,
+        }
     }
 }
 
-/// Reciprocal-rank fusion of two hit lists (the same chunk is the same path and start line);
-/// best first, with `opts`' per-file limit and `k`.
+/// Fuses two hit lists (the same chunk is the same path and start line); best first, with
+/// `opts`' per-file limit and `k`.
+///
+/// Symbol-name boost: a chunk that defines an identifier the query names (`bulk_create`,
+/// `QuerySet`, spelled as an identifier: with `_`, or in camel case) goes before chunks that
+/// merely resemble the query, and more so when its enclosing symbol is named too
+/// (`LocaleMiddleware.process_response`). People who type an identifier want its definition.
 pub fn fuse(
+    query: &str,
     lexical: Vec<Hit>,
     semantic: Vec<Hit>,
     opts: &SearchOptions,
     fusion: &Fusion,
 ) -> Vec<Hit> {
+    let named = query_identifiers(query);
+    if !named.is_empty() && fusion.identifier_routing {
+        // The query names identifiers: lexical search is what finds them, and the semantic
+        // ranking only adds chunks after the lexical ones (it cannot push a named definition
+        // down).
+        let mut lexical = lexical;
+        let top = lexical.first().map_or(1.0, |h| h.score.abs().max(1e-6));
+        let floor = lexical.last().map_or(0.0, |h| h.score);
+        let seen: std::collections::HashSet<(String, u64)> =
+            lexical.iter().map(|h| (h.path.clone(), h.start_line)).collect();
+        for (rank, mut hit) in semantic.into_iter().enumerate() {
+            if !seen.contains(&(hit.path.clone(), hit.start_line)) {
+                hit.score = floor - top * 1e-3 * (rank as f32 + 1.0);
+                lexical.push(hit);
+            }
+        }
+        let lexical_only = Fusion { semantic: 0.0, alpha: None, ..*fusion };
+        return fuse_scored(&named, lexical, Vec::new(), opts, &lexical_only);
+    }
+    fuse_scored(&named, lexical, semantic, opts, fusion)
+}
+
+fn fuse_scored(
+    named: &[String],
+    lexical: Vec<Hit>,
+    semantic: Vec<Hit>,
+    opts: &SearchOptions,
+    fusion: &Fusion,
+) -> Vec<Hit> {
+    let boost = |hit: &Hit| -> f32 {
+        let is_named = |name: &Option<String>| {
+            name.as_deref().is_some_and(|n| named.iter().any(|id| id.eq_ignore_ascii_case(n)))
+        };
+        if named.is_empty() || !is_named(&hit.symbol) {
+            return 0.0;
+        }
+        if is_named(&hit.container) { 1.5 } else { 1.0 }
+    };
     let mut scores: HashMap<(String, u64), (f32, usize)> = HashMap::new();
     let mut all: Vec<Hit> = Vec::with_capacity(lexical.len() + semantic.len());
-    for (weight, list) in [(fusion.lexical, lexical), (fusion.semantic, semantic)] {
+    let scale = |list: &[Hit]| {
+        let max = list.iter().map(|h| h.score).fold(f32::MIN, f32::max);
+        let min = list.iter().map(|h| h.score).fold(f32::MAX, f32::min);
+        (min, (max - min).max(1e-6))
+    };
+    let (lex_scale, sem_scale) = (scale(&lexical), scale(&semantic));
+    for (which, list) in [(0, lexical), (1, semantic)] {
         for (rank, hit) in list.into_iter().enumerate() {
-            let add = weight / (fusion.k + rank as f32 + 1.0);
+            let add = match fusion.alpha {
+                None => {
+                    let weight = if which == 0 { fusion.lexical } else { fusion.semantic };
+                    weight / (fusion.k + rank as f32 + 1.0)
+                }
+                Some(alpha) => {
+                    let ((min, span), w) =
+                        if which == 0 { (lex_scale, alpha) } else { (sem_scale, 1.0 - alpha) };
+                    w * (hit.score - min) / span
+                }
+            };
             let key = (hit.path.clone(), hit.start_line);
             match scores.get_mut(&key) {
                 Some((score, _)) => *score += add,
                 None => {
-                    scores.insert(key, (add, all.len()));
+                    scores.insert(key, (add + boost(&hit), all.len()));
                     all.push(hit);
                 }
             }
@@ -303,6 +358,21 @@ pub fn fuse(
     out
 }
 
+/// The words of a query spelled as identifiers: containing `_`, or with a lower-to-upper case
+/// change (`bulk_create`, `QuerySet`, `parseConfig`; `QuerySet.bulk_create` gives both).
+pub fn query_identifiers(query: &str) -> Vec<String> {
+    query
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|w| {
+            let chars: Vec<char> = w.chars().collect();
+            let inner_underscore = w.trim_matches('_').contains('_');
+            let camel = chars.windows(2).any(|p| p[0].is_lowercase() && p[1].is_uppercase());
+            w.len() > 2 && (inner_underscore || camel)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -322,6 +392,10 @@ mod tests {
         }
     }
 
+    fn rrf() -> Fusion {
+        Fusion { alpha: None, identifier_routing: false, ..Fusion::default() }
+    }
+
     fn order(hits: &[Hit]) -> Vec<(&str, u64)> {
         hits.iter().map(|h| (h.path.as_str(), h.start_line)).collect()
     }
@@ -331,7 +405,7 @@ mod tests {
         let lexical = vec![hit("a", 1), hit("b", 1), hit("c", 1)];
         let semantic = vec![hit("d", 1), hit("c", 1), hit("e", 1)];
         let opts = SearchOptions { k: 10, max_per_file: None };
-        let fused = fuse(lexical, semantic, &opts, &Fusion::default());
+        let fused = fuse("q", lexical, semantic, &opts, &rrf());
         assert_eq!(order(&fused)[0], ("c", 1));
         // c: 1/63 + 1/62; a and d: 1/61 each (tie: lexical first); then b, e.
         assert_eq!(order(&fused), [("c", 1), ("a", 1), ("d", 1), ("b", 1), ("e", 1)]);
@@ -344,8 +418,8 @@ mod tests {
         let lexical = vec![hit("a", 1)];
         let semantic = vec![hit("b", 1)];
         let opts = SearchOptions { k: 10, max_per_file: None };
-        let fusion = Fusion { semantic: 2.0, ..Fusion::default() };
-        assert_eq!(order(&fuse(lexical, semantic, &opts, &fusion)), [("b", 1), ("a", 1)]);
+        let fusion = Fusion { semantic: 2.0, ..rrf() };
+        assert_eq!(order(&fuse("q", lexical, semantic, &opts, &fusion)), [("b", 1), ("a", 1)]);
     }
 
     #[test]
@@ -353,7 +427,44 @@ mod tests {
         let lexical = vec![hit("a", 1), hit("a", 9), hit("b", 1)];
         let semantic = vec![hit("a", 9), hit("a", 20), hit("c", 1)];
         let opts = SearchOptions { k: 2, max_per_file: Some(1) };
-        let fused = fuse(lexical, semantic, &opts, &Fusion::default());
+        let fused = fuse("q", lexical, semantic, &opts, &rrf());
         assert_eq!(order(&fused), [("a", 9), ("b", 1)]);
+    }
+
+    #[test]
+    fn identifiers_are_recognised_in_queries() {
+        assert_eq!(
+            query_identifiers("where is QuerySet.bulk_create implemented"),
+            ["QuerySet", "bulk_create"]
+        );
+        assert_eq!(query_identifiers("parseConfig in __init__"), ["parseConfig"]);
+        assert!(query_identifiers("where do we stop framing").is_empty());
+    }
+
+    #[test]
+    fn a_named_definition_beats_similar_chunks_and_its_container_breaks_ties() {
+        let mut def = hit("query.py", 100);
+        def.symbol = Some("bulk_create".into());
+        def.container = Some("QuerySet".into());
+        let mut other = hit("manager.py", 5);
+        other.symbol = Some("bulk_create".into());
+        other.container = Some("Manager".into());
+        let caller = hit("forms.py", 7);
+        let opts = SearchOptions { k: 10, max_per_file: None };
+        let lexical = vec![other.clone(), def.clone(), caller.clone()];
+        let semantic = vec![caller.clone(), other.clone(), def.clone()];
+        for fusion in
+            [rrf(), Fusion::default(), Fusion { identifier_routing: false, ..Fusion::default() }]
+        {
+            let fused =
+                fuse("QuerySet.bulk_create", lexical.clone(), semantic.clone(), &opts, &fusion);
+            assert_eq!(order(&fused), [("query.py", 100), ("manager.py", 5), ("forms.py", 7)]);
+        }
+        // Without identifiers in the query, no boost: the chunk both rankings put first wins.
+        let lexical = vec![caller.clone(), other, def];
+        let fused = fuse("bulk create", lexical.clone(), semantic.clone(), &opts, &rrf());
+        assert_eq!(order(&fused)[0], ("forms.py", 7));
+        let fused = fuse("QuerySet.bulk_create", lexical, semantic, &opts, &rrf());
+        assert_eq!(order(&fused)[0], ("query.py", 100));
     }
 }

@@ -192,6 +192,9 @@ fn repo() -> tempfile::TempDir {
         "class LoginView:\n    def post(self, request):\n        return check_password(request)\n",
     );
     write(root, "README.md", "# Demo\n\nParses configuration files.\n");
+    // Protocol tests are about the protocol: lexical ranking, no model (semantic search has
+    // its own tests below and in runtime/ and tests/).
+    write(root, ".sift/config.toml", "[embed]\nenabled = false\n");
     dir
 }
 
@@ -585,5 +588,78 @@ async fn findings_become_diagnostics_with_fix_dismiss_and_silence_actions() {
         .request("textDocument/codeAction", json!({"textDocument": {"uri": file}, "range": list[0]["range"], "context": {"diagnostics": [list[0]]}}))
         .await;
     assert_eq!(stale["error"]["code"], -32801, "{stale}");
+    client.shutdown().await;
+}
+
+/// Status of the first workspace, through the `sift.status` command.
+async fn first_workspace(client: &mut TestClient) -> Value {
+    let status =
+        client.request("workspace/executeCommand", json!({"command": "sift.status"})).await;
+    status["result"]["workspaces"][0].clone()
+}
+
+/// Polls the status until `done` says so (or the wait runs out).
+async fn wait_status(client: &mut TestClient, what: &str, done: impl Fn(&Value) -> bool) -> Value {
+    let start = std::time::Instant::now();
+    loop {
+        let ws = first_workspace(client).await;
+        if done(&ws) {
+            return ws;
+        }
+        assert!(start.elapsed() < WAIT, "waited too long for {what}: {ws}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn embeddings_fill_in_the_background_and_hybrid_search_uses_them() {
+    if !sift_runtime::embed::install::is_installed() {
+        assert_ne!(
+            std::env::var("SIFT_REQUIRE_MODEL").as_deref(),
+            Ok("1"),
+            "SIFT_REQUIRE_MODEL=1 but the models are not installed"
+        );
+        eprintln!("skipped: the embedding models are not installed (run `sift model install`)");
+        return;
+    }
+    let dir = repo();
+    let root = canonical(&dir);
+    // This test is about embeddings: turn them back on.
+    std::fs::remove_file(root.join(".sift/config.toml")).unwrap();
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    let ws = wait_status(&mut client, "embeddings", |ws| ws["embedState"] == "ready").await;
+    assert_eq!(ws["embedded"], ws["chunks"], "{ws}");
+    assert!(ws["embedModel"].as_str().unwrap().contains("static"), "{ws}");
+
+    let found = client.search("check password").await;
+    assert_eq!(found["mode"], "hybrid", "{found}");
+    assert_eq!(found["results"][0]["path"], "web/login.py", "{found}");
+    let semantic =
+        client.request("sift/search", json!({"query": "verify a login", "mode": "semantic"})).await;
+    assert_eq!(semantic["result"]["mode"], "semantic", "{semantic}");
+    assert!(!semantic["result"]["results"].as_array().unwrap().is_empty(), "{semantic}");
+    let lexical =
+        client.request("sift/search", json!({"query": "check password", "mode": "lexical"})).await;
+    assert_eq!(lexical["result"]["mode"], "lexical", "{lexical}");
+
+    // Pause: a new file is indexed (lexically searchable) but not embedded until resumed.
+    let paused = client
+        .request("workspace/executeCommand", json!({"command": "sift.embeddings.pause"}))
+        .await;
+    assert!(paused.get("result").is_some(), "{paused}");
+    let before = first_workspace(&mut client).await["embedded"].as_u64().unwrap();
+    write(&root, "src/cache.rs", "/// Keeps recent answers.\npub fn remember(key: &str) {}\n");
+    let ws = wait_status(&mut client, "the new file", |ws| {
+        ws["chunks"].as_u64() > Some(before) && ws["embedState"] == "paused"
+    })
+    .await;
+    assert_eq!(ws["embedded"].as_u64(), Some(before), "paused: nothing embedded: {ws}");
+    client.request("workspace/executeCommand", json!({"command": "sift.embeddings.resume"})).await;
+    let ws = wait_status(&mut client, "resumed embeddings", |ws| {
+        ws["embedState"] == "ready" && ws["embedded"] == ws["chunks"]
+    })
+    .await;
+    assert!(ws["embedded"].as_u64() > Some(before), "{ws}");
     client.shutdown().await;
 }

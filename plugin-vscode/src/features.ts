@@ -28,6 +28,20 @@ export const FEATURES: ServerFeature[] = [
         noun: 'review',
         showProblems: true,
     },
+    {
+        command: 'sift.pauseEmbedding',
+        title: 'Pause Embedding',
+        serverCommand: 'sift.embeddings.pause',
+        noun: 'pausing embeddings',
+        showProblems: false,
+    },
+    {
+        command: 'sift.resumeEmbedding',
+        title: 'Resume Embedding',
+        serverCommand: 'sift.embeddings.resume',
+        noun: 'resuming embeddings',
+        showProblems: false,
+    },
 ];
 
 /** The JSON-RPC error code that means "the server does not know this method". */

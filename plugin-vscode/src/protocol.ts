@@ -82,6 +82,8 @@ export const MIRRORED: Record<string, string> = {
     'sift.dismiss': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.silence': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.applyFix': 'code action on a sift diagnostic (vscode-languageclient runs it)',
+    'sift.embeddings.pause': 'Sift: Pause Embedding',
+    'sift.embeddings.resume': 'Sift: Resume Embedding',
 };
 
 /** The `sift/…` methods and `sift.…` commands named in a Markdown document (docs/lsp.md). */

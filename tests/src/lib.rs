@@ -24,13 +24,45 @@ pub fn sift_bin() -> PathBuf {
     bin
 }
 
-/// A `sift` command with a clean environment for sift's own variables.
+/// A `sift` command with a clean environment for sift's own variables and no embedding model
+/// (a model directory that does not exist), so that results are lexical and deterministic.
+/// Tests of semantic search use [`sift_with_models`].
 pub fn sift() -> Command {
+    let mut cmd = sift_with_models();
+    cmd.env("SIFT_HOME", "/nonexistent/sift-test-home");
+    cmd
+}
+
+/// A `sift` command that sees the models `sift model install` put in the user's model
+/// directory.
+pub fn sift_with_models() -> Command {
     let mut cmd = Command::new(sift_bin());
-    for var in ["SIFT_LOG", "SIFT_THREADS", "SIFT_COMMIT_INTERVAL_MS"] {
+    for var in [
+        "SIFT_LOG",
+        "SIFT_THREADS",
+        "SIFT_COMMIT_INTERVAL_MS",
+        "SIFT_EMBED_MODEL",
+        "SIFT_EMBED_DEVICE",
+        "ORT_DYLIB_PATH",
+    ] {
         cmd.env_remove(var);
     }
     cmd
+}
+
+/// Whether the models are installed for [`sift_with_models`]; when they are not, a test that
+/// needs them is skipped with a message, or fails when `SIFT_REQUIRE_MODEL=1`.
+pub fn models_installed() -> bool {
+    let out = sift_with_models().args(["model", "info"]).output().expect("sift runs");
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let ok = out.status.success() && !text.contains("not usable") && !text.contains("not found");
+    if !ok {
+        if std::env::var("SIFT_REQUIRE_MODEL").as_deref() == Ok("1") {
+            panic!("SIFT_REQUIRE_MODEL=1 but the models are not usable:\n{text}");
+        }
+        eprintln!("skipped: the embedding models are not installed (run `sift model install`)");
+    }
+    ok
 }
 
 /// Runs `sift ARGS` and returns its output.

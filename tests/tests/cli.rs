@@ -105,7 +105,7 @@ fn hybrid_falls_back_to_lexical_and_says_so_once() {
     assert_eq!(json_lines(&out)[0]["path"], "web/views.py");
     let out = run(&["search", "--path", root, "--mode", "semantic", "password"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(stderr(&out).contains("--mode lexical"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("sift model install"), "{}", stderr(&out));
 }
 
 /// Every error is one line on stderr starting with `error:`, with exit status 1.

@@ -45,6 +45,15 @@ pub struct EvalArgs {
     /// Fusion: how deep each ranking is read.
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
+    /// Fusion: a convex combination of scaled scores with this lexical weight, instead of RRF.
+    #[arg(long, value_name = "A")]
+    alpha: Option<f32>,
+    /// Fusion: reciprocal-rank fusion even when the default is a convex combination.
+    #[arg(long, conflicts_with = "alpha")]
+    rrf: bool,
+    /// Fusion: no identifier routing (fuse every query the same way).
+    #[arg(long)]
+    no_routing: bool,
     /// Print the queries whose gold file is not in the first 10 files.
     #[arg(long)]
     misses: bool,
@@ -132,6 +141,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         lexical: args.lexical_weight.unwrap_or(defaults.lexical),
         semantic: args.semantic_weight.unwrap_or(defaults.semantic),
         depth: args.depth.unwrap_or(defaults.depth),
+        alpha: if args.rrf { None } else { args.alpha.or(defaults.alpha) },
+        identifier_routing: !args.no_routing && defaults.identifier_routing,
     };
     let opts = SearchOptions { k: 100, max_per_file: None };
     let mut all = Vec::new();

@@ -60,9 +60,10 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let mut embedded = None;
     if !args.no_embed {
         let config = super::semantic::embed_config(&root)?;
-        if let Some(model) = super::semantic::load_model(&config, false, args.json)? {
-            if let Some((r, secs)) =
+        if let Some(model) = super::semantic::load_model(&config, false, args.json)?
+            && let Some((r, secs)) =
                 super::semantic::embed_missing(&index, &model, &config, args.quiet || args.json)?
+        {
             {
                 if !args.json {
                     #[allow(clippy::print_stdout)]

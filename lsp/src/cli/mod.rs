@@ -119,21 +119,50 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
-pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
+/// The tables of `.sift/config.toml` that editors may also set (through `initializationOptions`).
+pub const CONFIG_TABLES: [&str; 2] = ["index", "embed"];
+
+/// Reads `ROOT/.sift/config.toml` (an empty table when there is none), with `overrides` (an
+/// object of tables, as editors send in `initializationOptions`) laid over its `[index]` and
+/// `[embed]` tables key by key. Returns the table and the file's path (for messages).
+pub fn config_table(
+    root: &Path,
+    overrides: Option<&serde_json::Value>,
+) -> Result<(toml::Table, PathBuf)> {
     // A missing or wrong root is reported as such, not as an unreadable config file.
     sift_indexer::Layout::new(root)?;
     let path = root.join(".sift").join("config.toml");
-    let mut config = match std::fs::read_to_string(&path) {
-        Ok(text) => {
-            let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-                sift_indexer::Error::Config { path: path.clone(), reason: e.message().to_string() }
-            })?;
-            IndexConfig::from_table(&table, &path)?
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => IndexConfig::default(),
+    let mut table = match std::fs::read_to_string(&path) {
+        Ok(text) => text.parse::<toml::Table>().map_err(|e: toml::de::Error| {
+            sift_indexer::Error::Config { path: path.clone(), reason: e.message().to_string() }
+        })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
         Err(e) => return Err(sift_indexer::Error::io("read", &path, e).into()),
     };
+    for name in CONFIG_TABLES {
+        let Some(serde_json::Value::Object(extra)) = overrides.and_then(|o| o.get(name)) else {
+            continue;
+        };
+        let section = table.entry(name).or_insert_with(|| toml::Value::Table(toml::Table::new()));
+        let Some(section) = section.as_table_mut() else { continue };
+        for (key, value) in extra {
+            if value.is_null() {
+                continue;
+            }
+            let value = toml::Value::try_from(value).map_err(|e| sift_indexer::Error::Config {
+                path: path.clone(),
+                reason: format!("editor setting {name}.{key}: {e}"),
+            })?;
+            section.insert(key.clone(), value);
+        }
+    }
+    Ok((table, path))
+}
+
+/// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
+pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
+    let (table, path) = config_table(root, None)?;
+    let mut config = IndexConfig::from_table(&table, &path)?;
     if let Some(max) = walk.max_file_size {
         config.max_file_size = max;
     }

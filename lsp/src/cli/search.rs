@@ -40,11 +40,9 @@ pub struct SearchArgs {
 pub fn run(args: SearchArgs) -> Result<ExitCode> {
     let root = args.repo.root();
     let query = args.query.join(" ");
-    // Refuse a query that cannot match before spending time on the index.
-    if args.mode == Some(Mode::Lexical) && sift_indexer::tokenizer::tokenize(&query).is_empty() {
-        return Err(Error::EmptyQuery(query).into());
-    }
-    if query.trim().is_empty() {
+    // Refuse a query with no words (nothing to match, nothing to mean) before spending time on
+    // the index.
+    if sift_indexer::tokenizer::tokenize(&query).is_empty() {
         return Err(Error::EmptyQuery(query).into());
     }
     let index = if args.no_refresh {

@@ -13,14 +13,7 @@ use super::progress::TerminalProgress;
 
 /// Reads `[embed]` from `ROOT/.sift/config.toml` (when present) and the environment.
 pub fn embed_config(root: &Path) -> Result<EmbedConfig> {
-    let path = root.join(".sift").join("config.toml");
-    let table = match std::fs::read_to_string(&path) {
-        Ok(text) => text
-            .parse::<toml::Table>()
-            .map_err(|e| Error::Config { path: path.clone(), reason: e.message().to_string() })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
-        Err(e) => return Err(Error::io("read", &path, e).into()),
-    };
+    let (table, path) = super::config_table(root, None)?;
     Ok(EmbedConfig::from_table(&table, &path)?)
 }
 

@@ -35,6 +35,9 @@ pub struct Backend {
     /// `initializationOptions.siftTestHooks`: enables the `sift.test.*` commands that tests use
     /// to prove panics are caught and requests can be cancelled.
     test_hooks: std::sync::atomic::AtomicBool,
+    /// `initializationOptions`: `index` and `embed` tables laid over each root's
+    /// `.sift/config.toml` (editor settings).
+    init_options: Mutex<Option<Value>>,
     docs: mpsc::UnboundedSender<DocEvent>,
     /// The latest version the client announced per open document (updated in arrival order).
     versions: Mutex<HashMap<Uri, i32>>,
@@ -97,6 +100,7 @@ impl Backend {
             roots: Mutex::new(Vec::new()),
             progress_supported: Default::default(),
             test_hooks: Default::default(),
+            init_options: Mutex::new(None),
             docs: tx,
             versions: Mutex::new(HashMap::new()),
             texts: Arc::new(Mutex::new(HashMap::new())),
@@ -240,20 +244,27 @@ impl Backend {
         let (ptx, prx) = mpsc::unbounded_channel();
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(report_progress(self.client.clone(), prx, supported));
-        // Each root's `[index]` settings come from its `.sift/config.toml`.
-        let options = |root: &std::path::Path| -> anyhow::Result<UpdateOptions> {
-            let walk = crate::cli::WalkArgs { max_file_size: None, no_follow_symlinks: false };
-            let mut opts = crate::cli::update_options(root, &walk)?;
-            opts.commit_interval = std::time::Duration::from_millis(750);
-            Ok(opts)
+        // Each root's settings come from its `.sift/config.toml`, with the editor's settings
+        // (initializationOptions) laid over them.
+        let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, String)> {
+            let (table, path) = crate::cli::config_table(root, overrides.as_ref())?;
+            let opts = UpdateOptions {
+                config: sift_indexer::IndexConfig::from_table(&table, &path)?,
+                commit_interval: std::time::Duration::from_millis(750),
+                ..UpdateOptions::default()
+            };
+            let embed = toml::to_string(&table).unwrap_or_default();
+            Ok((opts, embed))
         };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result =
-                        options(&root).and_then(|opts| Workspace::open(&root, opts, ptx.clone()));
+                    let result = options(&root).and_then(|(opts, table)| {
+                        Workspace::open(&root, opts, &table, ptx.clone())
+                    });
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -305,6 +316,21 @@ impl Backend {
     }
 }
 
+/// A hit, the root of its workspace, and whether it comes from an unsaved buffer.
+type Found = (PathBuf, Hit, bool);
+
+/// Work-done progress shown for one root and kind of work, with its last percentage.
+type Ongoing = HashMap<
+    (PathBuf, &'static str),
+    (
+        tower_lsp_server::OngoingProgress<
+            tower_lsp_server::Bounded,
+            tower_lsp_server::NotCancellable,
+        >,
+        u32,
+    ),
+>;
+
 /// The search modes of `sift/search`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum SearchMode {
@@ -331,11 +357,11 @@ fn search_all(
     query: &str,
     opts: &SearchOptions,
     mode: SearchMode,
-) -> std::result::Result<(Vec<(PathBuf, Hit, bool)>, &'static str), SearchError> {
+) -> std::result::Result<(Vec<Found>, &'static str), SearchError> {
     if mode != SearchMode::Semantic {
         sift_indexer::search::query_tokens(query)?;
     }
-    let mut all: Vec<(PathBuf, Hit, bool)> = Vec::new();
+    let mut all: Vec<Found> = Vec::new();
     let mut used = "lexical";
     let fusion = sift_indexer::Fusion::default();
     for ws in workspaces {
@@ -375,7 +401,7 @@ fn search_all(
                 lexical.extend(unsaved);
                 lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
                 let semantic = ws.index.search_semantic(v, query, qv, &depth, &held)?;
-                sift_indexer::semantic::fuse(lexical, semantic, opts, &fusion)
+                sift_indexer::semantic::fuse(query, lexical, semantic, opts, &fusion)
                     .into_iter()
                     .map(|h| {
                         let unsaved = unsaved_keys.contains(&(h.path.clone(), h.start_line));
@@ -497,16 +523,7 @@ async fn report_progress(
     mut rx: mpsc::UnboundedReceiver<ProgressEvent>,
     supported: bool,
 ) {
-    let mut ongoing: HashMap<
-        (PathBuf, &'static str),
-        (
-            tower_lsp_server::OngoingProgress<
-                tower_lsp_server::Bounded,
-                tower_lsp_server::NotCancellable,
-            >,
-            u32,
-        ),
-    > = HashMap::new();
+    let mut ongoing: Ongoing = HashMap::new();
     let mut counter = 0u32;
     let unit = |what: &str| if what == "embedding" { "chunks" } else { "files" };
     while let Some(event) = rx.recv().await {
@@ -667,6 +684,8 @@ impl LanguageServer for Backend {
                 .and_then(|o| o.get("siftTestHooks"))
                 .and_then(Value::as_bool);
             self.test_hooks.store(hooks == Some(true), std::sync::atomic::Ordering::Relaxed);
+            *self.init_options.lock().unwrap_or_else(|e| e.into_inner()) =
+                params.initialization_options.clone();
             let mut roots: Vec<PathBuf> = params
                 .workspace_folders
                 .unwrap_or_default()

@@ -17,6 +17,9 @@ use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelKind};
 /// Distinct queries whose embeddings are kept.
 const QUERY_CACHE: usize = 256;
 
+/// Query embeddings by query text, and the order they came in (oldest first, for eviction).
+type QueryCache = (HashMap<String, Arc<Vec<f32>>>, VecDeque<String>);
+
 /// Embeddings of one workspace.
 pub struct Semantic {
     model: Option<Arc<LoadedModel>>,
@@ -25,7 +28,7 @@ pub struct Semantic {
     batch: usize,
     store: Mutex<Option<VectorStore>>,
     vectors: RwLock<Option<Arc<VectorIndex>>>,
-    queries: Mutex<(HashMap<String, Arc<Vec<f32>>>, VecDeque<String>)>,
+    queries: Mutex<QueryCache>,
     /// Set by the pause command; cleared by resume.
     pub paused: AtomicBool,
     /// Asks a running embedding pass to stop after its current batch.

@@ -159,7 +159,7 @@ impl EmbedConfig {
             config.model = raw.model;
             config.device = raw.device.unwrap_or_default();
             config.threads = raw.threads.unwrap_or(0);
-            config.onnxruntime = raw.onnxruntime;
+            config.onnxruntime = raw.onnxruntime.filter(|p| !p.as_os_str().is_empty());
             config.batch = raw.batch;
             config.enabled = raw.enabled.unwrap_or(true);
         }
