@@ -19,10 +19,10 @@ echo "==> onnxruntime and the embedding models (sift model install: pip, from Py
 export SIFT_REQUIRE_MODEL=1
 
 echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"
-SIFT_BIN=target/debug/sift SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
+SIFT_BIN="$PWD/target/debug/sift" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
 
 echo "==> Zed extension: host tests, wasm32-wasip2 build, wasm smoke test"
-SIFT_BIN=target/debug/sift bash plugin-zed/scripts/build.sh
+SIFT_BIN="$PWD/target/debug/sift" bash plugin-zed/scripts/build.sh
 
 echo "==> Neovim for the editor end-to-end test (tests/tests/neovim.rs)"
 # Installed from the distribution when missing and we can (root with apt-get). Once nvim is
@@ -50,7 +50,7 @@ fi
 if command -v emacs >/dev/null; then
     export SIFT_REQUIRE_EMACS=1
 fi
-bash tests/editors/run-all.sh target/debug/sift
+bash tests/editors/run-all.sh "$PWD/target/debug/sift"
 
 echo "==> tests"
 cargo test --locked --workspace

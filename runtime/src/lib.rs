@@ -6,5 +6,6 @@
 //! the layers above, keeping the dependency direction `lsp → runtime → indexer`.
 
 pub mod embed;
+pub mod review;
 
 pub use sift_indexer as indexer;

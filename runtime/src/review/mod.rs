@@ -1,0 +1,81 @@
+//! The bug-finder's rule engine: rules are data (tree-sitter queries in TOML files), the engine
+//! runs them over a file and returns [`Finding`]s.
+//!
+//! # Map
+//!
+//! - [`rule`]: one rule file, parsed and compiled per language ([`Rule`], [`Severity`]).
+//! - `check`: the few named checks in Rust that query predicates cannot express.
+//! - [`pack`]: a set of rules ([`RulePack`]): built-in, from `.sift/rules/`, configured.
+//! - [`config`]: `.sift/review.toml` ([`ReviewConfig`]).
+//! - [`engine`]: [`check_file`], and [`run_rule_tests`] for a rule's embedded cases.
+//! - [`finding`]: [`Finding`], [`Fix`], [`LineFilter`].
+//! - `glob`: globs for rule ids and paths in the configuration.
+//! - `template`: `{capture}` templates for messages and fixes.
+//! - `builtin`: the list of built-in rule files (`runtime/rules/<lang>/<name>.toml`).
+//!
+//! Architecture invariant: nothing here knows about git, diffs, the CLI or LSP. The engine does
+//! no I/O; only [`RulePack::load_dir`] and [`ReviewConfig::load`] read files.
+//!
+//! # Rule files
+//!
+//! ```toml
+//! id = "python/is-literal"            # <language>/<name>, lowercase, digits and '-'
+//! languages = ["python"]              # names from sift_indexer::Language::name
+//! severity = "error"                  # "error" | "warning" | "info"
+//! confidence = 0.95                   # 0..=1: how sure a finding is a real bug
+//! enabled = true                      # optional; false = only when review.toml enables it
+//! skip_tests = true                   # optional; true = not on test files (is_test_path)
+//! message = "`{left} is {right}` compares identity with a literal"  # {capture} = its text
+//! rationale = "Why this is a bug, in a sentence or two."
+//! fix = "{left} == {right}"           # optional: replaces the @finding range
+//! check = "mentions:body,var"         # optional: a named check or a list of them
+//! query = '''
+//! ((comparison_operator
+//!   . (_) @left . "is" . [(string) (integer) (float)] @right .) @finding
+//!  (#not-match? @right "^b"))
+//! '''
+//!
+//! [[tests]]                           # positive and negative cases, run by the test suite
+//! code = "if x is 'a': pass"
+//! expect = 1
+//! [[tests]]
+//! code = "if x is None: pass"
+//! expect = 0
+//! languages = ["python"]              # optional: the languages to run this case in
+//! ```
+//!
+//! The query is a tree-sitter query compiled for each language; the capture `@finding` marks what
+//! is reported. Tree-sitter's text predicates work (`#eq?`, `#not-eq?`, `#match?`, `#not-match?`,
+//! `#any-of?`, `#not-any-of?` and their `any-` forms; `(#eq? @a @b)` compares two captures' text).
+//! Predicates go inside the parentheses of the pattern they constrain (`((node) @x (#eq? @x "y"))`);
+//! at the top level they would form a pattern of their own, which loading rejects.
+//! A pattern may override the rule's message or fix with `(#set! message "…")` and
+//! `(#set! fix "…")`, for example to fix `is` and `is not` differently. Conditions that need Rust
+//! are named checks, described in `check.rs`: `duplicate-keys:<container>`,
+//! `mentions:<tree>,<name>`, `mutates:<tree>,<name>`, `file-contains:<text>`, each negatable
+//! with `!` (`check = ["mentions:body,var", "!mentions:params,var"]`).
+//!
+//! Loading a rule from a file ([`Rule::from_toml`], [`RulePack::load_dir`]) compiles its query for
+//! every language and reports any problem with the file and line. Built-in rules, checked by the
+//! tests, compile a language's queries the first time a file of that language is reviewed.
+
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod finding;
+pub mod pack;
+pub mod rule;
+
+mod builtin;
+mod check;
+mod glob;
+mod template;
+
+pub use config::{PathsConfig, ReviewConfig, RulesConfig};
+pub use engine::{
+    MAX_SOURCE_BYTES, TEST_PATH_GLOBS, TestFailure, check_file, is_test_path, run_rule_tests,
+};
+pub use error::{Result, ReviewError};
+pub use finding::{Finding, Fix, LineFilter, keep_most_important};
+pub use pack::RulePack;
+pub use rule::{Rule, RuleTest, Severity, language_from_name};
