@@ -52,5 +52,15 @@ if command -v emacs >/dev/null; then
 fi
 bash tests/editors/run-all.sh "$PWD/target/debug/sift"
 
+echo "==> the Django 5.1.4 source (PyPI wheel) for the rule pack's false-positive check"
+if [ ! -d bench/work/django/django ]; then
+    mkdir -p bench/work/downloads
+    python3 -m pip download --quiet --no-deps --only-binary :all: django==5.1.4 -d bench/work/downloads
+    rm -rf bench/work/django.tmp
+    python3 -m zipfile -e bench/work/downloads/[Dd]jango-5.1.4-py3-none-any.whl bench/work/django.tmp
+    mv bench/work/django.tmp bench/work/django
+fi
+export SIFT_REQUIRE_CORPUS=1
+
 echo "==> tests"
 cargo test --locked --workspace
