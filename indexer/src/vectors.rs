@@ -37,6 +37,8 @@ pub struct VectorStore {
     keys: Vec<u64>,
     /// Byte length of the valid prefix of the file.
     valid_len: u64,
+    /// The file's inode when it was loaded (0 where there is none), to notice a replacement.
+    identity: u64,
     writer: Option<(File, File)>,
 }
 
@@ -94,6 +96,7 @@ impl VectorStore {
             rows: HashMap::new(),
             keys: Vec::new(),
             valid_len: 0,
+            identity: 0,
             writer: None,
         };
         store.load()?;
@@ -113,6 +116,7 @@ impl VectorStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
             Err(e) => return Err(Error::io("open", &self.path, e)),
         }
+        self.identity = file_identity(&self.path).map_or(0, |(_, id)| id);
         let head = header(&self.model, self.dim);
         if bytes.len() < head.len() || bytes[..head.len()] != head[..] {
             // A torn header (crash while creating) or another model's file under a colliding
@@ -201,12 +205,17 @@ impl VectorStore {
             }
             Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &lock_path, e)),
         }
-        // Another process may have appended since we loaded: read again under the lock.
-        self.data.clear();
-        self.rows.clear();
-        self.keys.clear();
-        self.valid_len = 0;
-        self.load()?;
+        // Another process may have appended (or compacted) since we loaded: read again under the
+        // lock, unless the file is still exactly what we loaded (the common case in a server,
+        // which locks once per embedding pass).
+        let now = file_identity(&self.path);
+        if self.valid_len == 0 || now != Some((self.valid_len, self.identity)) {
+            self.data.clear();
+            self.rows.clear();
+            self.keys.clear();
+            self.valid_len = 0;
+            self.load()?;
+        }
         let mut file = OpenOptions::new()
             .create(true)
             .truncate(false)
@@ -219,6 +228,7 @@ impl VectorStore {
             file.write_all(&header(&self.model, self.dim))
                 .map_err(|e| Error::io("write", &self.path, e))?;
             self.valid_len = header(&self.model, self.dim).len() as u64;
+            self.identity = file_identity(&self.path).map_or(0, |(_, id)| id);
         } else {
             file.set_len(self.valid_len).map_err(|e| Error::io("truncate", &self.path, e))?;
         }
@@ -320,9 +330,20 @@ impl VectorStore {
             *old = file;
         }
         self.valid_len = buf.len() as u64;
+        self.identity = file_identity(&self.path).map_or(0, |(_, id)| id);
         (self.data, self.rows, self.keys) = (data, rows, keys);
         Ok(true)
     }
+}
+
+/// The length and inode of a file (inode 0 where the platform has none).
+fn file_identity(path: &Path) -> Option<(u64, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    #[cfg(unix)]
+    let id = std::os::unix::fs::MetadataExt::ino(&meta);
+    #[cfg(not(unix))]
+    let id = 0;
+    Some((meta.len(), id))
 }
 
 fn disk_error(path: &Path, e: std::io::Error) -> Error {
@@ -560,6 +581,25 @@ mod tests {
         drop(store);
         assert!(VectorStore::open(&layout, "other", 4).unwrap().is_empty());
         assert!(VectorStore::open(&layout, "m", 8).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_writer_sees_what_another_appended_or_compacted_in_between() {
+        let (_dir, layout) = layout();
+        let mut a = VectorStore::open(&layout, "m", 4).unwrap();
+        a.lock_for_writing().unwrap();
+        a.append(&[(1, vec![1.0, 0.0, 0.0, 0.0])]).unwrap();
+        a.unlock();
+        let mut b = VectorStore::open(&layout, "m", 4).unwrap();
+        b.lock_for_writing().unwrap();
+        b.append(&[(2, vec![0.0, 1.0, 0.0, 0.0])]).unwrap();
+        b.unlock();
+        // `a` still holds only its own vector in memory; locking again reads b's.
+        a.lock_for_writing().unwrap();
+        assert!(a.contains(1) && a.contains(2));
+        a.append(&[(3, vec![0.0, 0.0, 1.0, 0.0])]).unwrap();
+        a.unlock();
+        assert_eq!(VectorStore::open(&layout, "m", 4).unwrap().len(), 3);
     }
 
     #[test]
