@@ -13,6 +13,7 @@ mod index;
 pub mod lsp;
 mod model;
 mod progress;
+mod review;
 mod search;
 pub(crate) mod semantic;
 mod status;
@@ -39,6 +40,8 @@ enum Command {
     Model(model::ModelArgs),
     /// Measure search quality on a file of questions with known answers.
     Eval(eval::EvalArgs),
+    /// Review a change: findings on the lines it added.
+    Review(review::ReviewArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -96,6 +99,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Lsp(args) => lsp::run(args),
         Command::Model(args) => model::run(args),
         Command::Eval(args) => eval::run(args),
+        Command::Review(args) => review::run(args),
     }
 }
 

@@ -12,9 +12,12 @@
 //! - `glob`: globs for rule ids and paths in the configuration.
 //! - `template`: `{capture}` templates for messages and fixes.
 //! - `builtin`: the list of built-in rule files (`runtime/rules/<lang>/<name>.toml`).
+//! - [`diff`]: unified diffs parsed into the lines each file added (text in, no git run here).
+//! - [`report`]: findings as text, Markdown, JSON, SARIF 2.1.0 and a GitHub review body.
 //!
-//! Architecture invariant: nothing here knows about git, diffs, the CLI or LSP. The engine does
-//! no I/O; only [`RulePack::load_dir`] and [`ReviewConfig::load`] read files.
+//! Architecture invariant: nothing here runs git or knows the CLI or LSP (`sift review` in
+//! `lsp/src/cli/review.rs` runs git and feeds the diff text in). The engine does no I/O; only
+//! [`RulePack::load_dir`] and [`ReviewConfig::load`] read files.
 //!
 //! # Rule files
 //!
@@ -60,10 +63,12 @@
 //! tests, compile a language's queries the first time a file of that language is reviewed.
 
 pub mod config;
+pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod finding;
 pub mod pack;
+pub mod report;
 pub mod rule;
 
 mod builtin;

@@ -1,0 +1,300 @@
+//! `sift review`: run the bug-finder's rules over the lines a change added and report the
+//! findings (text, Markdown, JSON, SARIF or a GitHub review).
+//!
+//! The change is read from git (`git diff --unified=0`) or from a unified diff given with
+//! `--diff`; the rules are the built-in pack plus `.sift/rules/`, configured by
+//! `.sift/review.toml`. The formats and the JSON contract are in `sift_runtime::review::report`.
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Args, ValueEnum};
+use sift_indexer::Language;
+use sift_runtime::review::diff::{ChangedFile, parse_unified_diff};
+use sift_runtime::review::report::{self, LineFix, ReportItem};
+use sift_runtime::review::{
+    Finding, LineFilter, ReviewConfig, RulePack, Severity, check_file, keep_most_important,
+};
+
+use super::RepoArgs;
+
+/// How many findings a review reports when neither `--max-findings` nor `max_findings` in
+/// `.sift/review.toml` says.
+const DEFAULT_MAX_FINDINGS: usize = 100;
+
+/// Arguments of `sift review`.
+#[derive(Debug, Args)]
+pub struct ReviewArgs {
+    #[command(flatten)]
+    repo: RepoArgs,
+    /// Review the working tree against the merge-base of REV and HEAD (what a pull request into
+    /// REV would change) [default: the working tree against HEAD].
+    #[arg(long, value_name = "REV", conflicts_with_all = ["staged", "diff"])]
+    base: Option<String>,
+    /// Review what is staged: the index against HEAD.
+    #[arg(long, conflicts_with = "diff")]
+    staged: bool,
+    /// Review the lines added by this unified diff (`-` for stdin); files are read from the
+    /// working tree.
+    #[arg(long, value_name = "FILE")]
+    diff: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Exit with status 1 when a finding is at least this severe.
+    #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
+    fail_on: FailOn,
+    /// Report at most N findings, the most important first [default: `max_findings` in
+    /// .sift/review.toml, else 100].
+    #[arg(long, value_name = "N")]
+    max_findings: Option<usize>,
+}
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// For terminals: `path:line:col: severity [rule] message`.
+    Text,
+    /// A summary comment.
+    Markdown,
+    /// `{"findings": [...]}` (see the README).
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+    /// The JSON body of a GitHub pull-request review.
+    Github,
+}
+
+/// The severity from which findings fail the review.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum FailOn {
+    /// Errors fail.
+    Error,
+    /// Warnings and errors fail.
+    Warning,
+    /// Every finding fails.
+    Info,
+    /// Nothing fails.
+    Never,
+}
+
+impl FailOn {
+    fn threshold(self) -> Option<Severity> {
+        match self {
+            FailOn::Error => Some(Severity::Error),
+            FailOn::Warning => Some(Severity::Warning),
+            FailOn::Info => Some(Severity::Info),
+            FailOn::Never => None,
+        }
+    }
+}
+
+/// Where the post-image of a changed file is read from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Contents {
+    WorkingTree,
+    Index,
+}
+
+/// Runs `sift review`.
+#[allow(clippy::print_stdout)]
+pub fn run(args: ReviewArgs) -> Result<ExitCode> {
+    let given = args.repo.root();
+    if !given.is_dir() {
+        bail!("not a directory: {}", given.display());
+    }
+    let (root, changes, contents) = match &args.diff {
+        Some(file) => {
+            let text = read_diff(file)?;
+            let changes =
+                parse_unified_diff(&text).with_context(|| format!("--diff {}", file.display()))?;
+            // Paths in a diff are relative to the repository root; outside git, to --path.
+            let root = toplevel(&given).unwrap_or(given);
+            (root, into_filters(changes), Contents::WorkingTree)
+        }
+        None => {
+            let root = toplevel(&given)
+                .ok_or_else(|| anyhow!("not a git repository: {}", given.display()))?;
+            let (changes, contents) = git_changes(&root, args.base.as_deref(), args.staged)?;
+            (root, changes, contents)
+        }
+    };
+
+    let config = ReviewConfig::load(&root.join(".sift").join("review.toml"))?;
+    let mut pack = RulePack::builtin_all();
+    pack.extend(RulePack::load_dir(&root.join(".sift").join("rules"))?);
+    pack.apply_config(&config)?;
+    let max = args.max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
+
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    for (path, filter) in &changes {
+        let Some(language) = Language::from_path(Path::new(path)) else { continue };
+        if !pack.covers(language) || !pack.includes_path(path) {
+            continue;
+        }
+        let Some(source) = read_source(&root, path, contents) else { continue };
+        let found = check_file(&pack, path, language, &source, Some(filter));
+        if !found.is_empty() {
+            findings.extend(found);
+            sources.insert(path.clone(), source);
+        }
+    }
+    let total = findings.len();
+    keep_most_important(&mut findings, max);
+    let items: Vec<ReportItem> = findings
+        .into_iter()
+        .map(|finding| {
+            let fix = finding
+                .fix
+                .as_ref()
+                .zip(sources.get(&finding.path))
+                .and_then(|(fix, source)| LineFix::from_fix(fix, source));
+            ReportItem { finding, fix }
+        })
+        .collect();
+
+    let out = match args.format {
+        Format::Text => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            report::to_text(&items, total, color)
+        }
+        Format::Markdown => report::to_markdown(&items, total),
+        Format::Json => pretty(&report::to_json(&items, total))?,
+        Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
+        Format::Github => pretty(&report::to_github(&items, total))?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+        // A closed pipe (`| head`) is not a failure of the review.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e).context("write the report");
+        }
+    }
+    let failed =
+        args.fail_on.threshold().is_some_and(|min| items.iter().any(|i| i.finding.severity >= min));
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+fn pretty(value: &serde_json::Value) -> Result<String> {
+    Ok(serde_json::to_string_pretty(value)? + "\n")
+}
+
+/// Reads the `--diff` argument: a file, or stdin for `-`.
+fn read_diff(file: &Path) -> Result<String> {
+    let mut bytes = Vec::new();
+    if file == Path::new("-") {
+        std::io::stdin().read_to_end(&mut bytes).context("read the diff from stdin")?;
+    } else {
+        bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+    }
+    // A diff of non-UTF-8 files still has readable headers; the lossy text keeps line counts.
+    Ok(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Per changed file, the line filter of its added lines.
+fn into_filters(changes: Vec<ChangedFile>) -> Vec<(String, LineFilter)> {
+    changes.into_iter().map(|c| (c.path, LineFilter::new(c.added))).collect()
+}
+
+/// The repository's top folder, or `None` outside a git repository.
+fn toplevel(dir: &Path) -> Option<PathBuf> {
+    let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
+    let text = String::from_utf8(out).ok()?;
+    let path = text.trim_end_matches(['\n', '\r']);
+    (!path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Runs git in `dir` with settings that keep its output parseable whatever the user's
+/// configuration; the stdout, or an error with git's first line of stderr.
+fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "core.quotePath=false"])
+        .args(args)
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .output()
+        .context("cannot run git")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+        bail!("git {}: {line}", args.first().copied().unwrap_or(""));
+    }
+    Ok(out.stdout)
+}
+
+/// Resolves `rev` to a commit, or says it is unknown.
+fn resolve(root: &Path, rev: &str) -> Result<String> {
+    let spec = format!("{rev}^{{commit}}");
+    let out = git(root, &["rev-parse", "--verify", "--quiet", &spec])
+        .map_err(|_| anyhow!("unknown revision `{rev}`"))?;
+    Ok(String::from_utf8_lossy(&out).trim().to_string())
+}
+
+/// The files a git change added lines to: the working tree (with untracked files, whose lines
+/// are all new) against `base`'s merge-base with HEAD or against HEAD, or the index against HEAD.
+fn git_changes(
+    root: &Path,
+    base: Option<&str>,
+    staged: bool,
+) -> Result<(Vec<(String, LineFilter)>, Contents)> {
+    let head = resolve(root, "HEAD")
+        .map_err(|_| anyhow!("unknown revision `HEAD`: the repository has no commit yet"))?;
+    let from = match base {
+        Some(rev) => {
+            let commit = resolve(root, rev)?;
+            // No common history: compare with REV itself.
+            match git(root, &["merge-base", &commit, &head]) {
+                Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
+                Err(_) => commit,
+            }
+        }
+        None => head,
+    };
+    let mut cmd = vec![
+        "diff",
+        "--unified=0",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "-M",
+        "--src-prefix=a/",
+        "--dst-prefix=b/",
+    ];
+    if staged {
+        cmd.push("--cached");
+    }
+    cmd.push(&from);
+    cmd.push("--");
+    let diff = git(root, &cmd)?;
+    let changes =
+        parse_unified_diff(&String::from_utf8_lossy(&diff)).context("cannot read git's diff")?;
+    let mut filters = into_filters(changes);
+    if staged {
+        return Ok((filters, Contents::Index));
+    }
+    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    for path in untracked.split(|&b| b == 0).filter(|p| !p.is_empty()) {
+        if let Ok(path) = std::str::from_utf8(path) {
+            filters.push((path.to_string(), LineFilter::new([1..=usize::MAX])));
+        }
+    }
+    filters.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok((filters, Contents::WorkingTree))
+}
+
+/// The new text of `path`: `None` when it is gone, not a file, binary or not UTF-8.
+fn read_source(root: &Path, path: &str, contents: Contents) -> Option<String> {
+    let bytes = match contents {
+        Contents::WorkingTree => std::fs::read(root.join(path)).ok()?,
+        Contents::Index => git(root, &["show", &format!(":{path}")]).ok()?,
+    };
+    if bytes.contains(&0) {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}

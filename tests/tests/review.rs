@@ -1,0 +1,318 @@
+//! `sift review` on real git repositories: only the lines a change added, every source of a
+//! change, every format, exit codes and messages.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use sift_tests::{sift, stderr, stdout, write};
+
+/// A file with a pre-existing bug (`is` with a literal, line 2) that changes must not report.
+const BASE: &str = "def old(x):\n    if x is \"a\":\n        return 1\n    return 0\n";
+
+/// A new function with a mutable default argument (a warning) on line 6.
+const ADDED_WARNING: &str = "\ndef f(x=[]):\n    x.append(1)\n    return x\n";
+
+/// A new `is` comparison with a literal (an error, with a fix).
+const ADDED_ERROR: &str = "\ndef g(y):\n    return y is 1\n";
+
+fn git(root: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn commit_all(root: &Path, message: &str) {
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", message]);
+}
+
+/// A repository whose one commit holds `app.py` = [`BASE`].
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    git(dir.path(), &["init", "-q"]);
+    write(dir.path(), "app.py", BASE);
+    commit_all(dir.path(), "base");
+    dir
+}
+
+fn review(root: &Path, args: &[&str]) -> Output {
+    sift().arg("review").arg("--path").arg(root).args(args).output().expect("sift runs")
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)))
+}
+
+/// (path, start_line, rule) of every finding of a JSON report.
+fn found(out: &Output) -> Vec<(String, u64, String)> {
+    json(out)["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["start_line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn mutable_default(path: &str, line: u64) -> (String, u64, String) {
+    (path.into(), line, "python/mutable-default-arg".into())
+}
+
+fn is_literal(path: &str, line: u64) -> (String, u64, String) {
+    (path.into(), line, "python/is-literal".into())
+}
+
+#[test]
+fn only_the_added_lines_are_reported() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+    let finding = &json(&out)["findings"][0];
+    assert_eq!(finding["severity"], "warning");
+    assert_eq!(finding["end_line"], 6);
+    assert!(finding["confidence"].is_number() && finding["rationale"].is_string());
+    assert!(finding["fix"].is_null());
+
+    // An untracked file is new: all of its lines count.
+    write(dir.path(), "new.py", ADDED_ERROR);
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6), is_literal("new.py", 3)]);
+    let fix = &json(&out)["findings"][1]["fix"];
+    assert_eq!(fix["start_line"], 3);
+    assert_eq!(fix["replacement"], "    return y == 1");
+}
+
+#[test]
+fn fail_on_sets_the_exit_status() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let code = |args: &[&str]| review(dir.path(), args).status.code();
+    assert_eq!(code(&[]), Some(0));
+    assert_eq!(code(&["--fail-on", "error"]), Some(0));
+    assert_eq!(code(&["--fail-on", "warning"]), Some(1));
+    assert_eq!(code(&["--fail-on", "never"]), Some(0));
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    assert_eq!(code(&[]), Some(1));
+    assert_eq!(code(&["--fail-on", "never"]), Some(0));
+    assert_eq!(code(&["--fail-on", "sometimes"]), Some(2));
+    // No change, nothing to say.
+    let clean = repo();
+    assert_eq!(review(clean.path(), &["--fail-on", "warning"]).status.code(), Some(0));
+}
+
+#[test]
+fn max_findings_keeps_the_most_severe() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let out = review(dir.path(), &["--format", "json", "--max-findings", "1"]);
+    assert_eq!(found(&out), vec![is_literal("app.py", 11)]);
+    assert_eq!(json(&out)["total"], 2);
+    write(dir.path(), ".sift/review.toml", "max_findings = 1\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    write(dir.path(), ".sift/review.toml", "[rules]\ndisable = [\"python/is-literal\"]\n");
+    assert_eq!(
+        found(&review(dir.path(), &["--format", "json"])),
+        vec![mutable_default("app.py", 6)]
+    );
+}
+
+#[test]
+fn staged_reviews_the_index() {
+    let dir = repo();
+    write(dir.path(), "other.py", "x = 1\n");
+    commit_all(dir.path(), "other");
+    // Staged: an error in app.py. Then the working tree drops it again, and changes other.py.
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}"));
+    git(dir.path(), &["add", "app.py"]);
+    write(dir.path(), "app.py", BASE);
+    write(dir.path(), "other.py", format!("x = 1\n{ADDED_WARNING}"));
+    let out = review(dir.path(), &["--staged", "--format", "json"]);
+    assert_eq!(found(&out), vec![is_literal("app.py", 7)]);
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("other.py", 3)]);
+}
+
+#[test]
+fn base_reviews_everything_since_the_merge_base() {
+    let dir = repo();
+    let base = git(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}"));
+    commit_all(dir.path(), "feature");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
+    let out = review(dir.path(), &["--base", &base, "--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+    let out = review(dir.path(), &["--base", "HEAD~1", "--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+}
+
+#[test]
+fn renamed_files_count_their_changed_lines_only() {
+    let dir = repo();
+    let body: String = (0..12).map(|i| format!("v{i} = {i}\n")).collect();
+    write(dir.path(), "before.py", format!("{BASE}{body}"));
+    commit_all(dir.path(), "more");
+    git(dir.path(), &["mv", "before.py", "after.py"]);
+    write(dir.path(), "after.py", format!("{BASE}{body}").replace("v3 = 3", "v3 = v is 3"));
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(found(&out), vec![is_literal("after.py", 8)]);
+}
+
+#[test]
+fn deleted_and_binary_files_are_skipped() {
+    let dir = repo();
+    write(dir.path(), "gone.py", ADDED_ERROR);
+    write(dir.path(), "blob.py", b"x = 1\n\0\x01\x02\n");
+    commit_all(dir.path(), "more");
+    std::fs::remove_file(dir.path().join("gone.py")).unwrap();
+    write(dir.path(), "blob.py", b"x = 1\n\0\x01\x02\ny is 1\n\xff\n");
+    write(dir.path(), "image.png", b"\x89PNG\r\n\x1a\n\0\0");
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(found(&out), vec![]);
+}
+
+#[test]
+fn sarif_has_the_required_shape() {
+    let dir = repo();
+    // A new file: all of its lines are added.
+    write(dir.path(), "src/app.py", ADDED_ERROR);
+    let out = review(dir.path(), &["--format", "sarif"]);
+    assert_eq!(out.status.code(), Some(1));
+    let log = json(&out);
+    assert!(log["$schema"].as_str().unwrap().contains("sarif"));
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    let driver = &run["tool"]["driver"];
+    assert_eq!(driver["name"], "sift");
+    assert!(driver["informationUri"].is_string());
+    let rule = &driver["rules"][0];
+    assert_eq!(rule["id"], "python/is-literal");
+    assert!(rule["shortDescription"]["text"].is_string());
+    assert!(rule["fullDescription"]["text"].is_string());
+    assert_eq!(rule["defaultConfiguration"]["level"], "error");
+    let results = run["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1);
+    let result = &results[0];
+    assert_eq!(result["ruleId"], "python/is-literal");
+    assert_eq!(result["level"], "error");
+    assert!(result["message"]["text"].is_string());
+    let location = &result["locations"][0]["physicalLocation"];
+    assert_eq!(location["artifactLocation"]["uri"], "src/app.py");
+    assert_eq!(location["artifactLocation"]["uriBaseId"], "%SRCROOT%");
+    for key in ["startLine", "endLine", "startColumn", "endColumn"] {
+        assert!(location["region"][key].as_u64().is_some_and(|n| n >= 1), "{key}");
+    }
+    assert_eq!(location["region"]["startLine"], 3);
+    assert!(result["partialFingerprints"]["sift/v1"].is_string());
+    let replacement = &result["fixes"][0]["artifactChanges"][0]["replacements"][0];
+    assert_eq!(replacement["deletedRegion"]["startLine"], 3);
+    assert_eq!(replacement["insertedContent"]["text"], "    return y == 1");
+}
+
+#[test]
+fn github_is_a_review_body_with_suggestions() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let out = review(dir.path(), &["--format", "github"]);
+    let body = json(&out);
+    assert_eq!(body["event"], "COMMENT");
+    assert!(body["body"].as_str().unwrap().contains("2 findings"));
+    let comments = body["comments"].as_array().unwrap();
+    assert_eq!(comments.len(), 2);
+    for c in comments {
+        assert_eq!(c["path"], "app.py");
+        assert_eq!(c["side"], "RIGHT");
+        assert!(c["line"].is_u64() && c.get("start_line").is_none());
+    }
+    assert_eq!(comments[0]["line"], 6);
+    assert!(!comments[0]["body"].as_str().unwrap().contains("suggestion"));
+    assert_eq!(comments[1]["line"], 11);
+    let text = comments[1]["body"].as_str().unwrap();
+    assert!(text.contains("python/is-literal"), "{text}");
+    assert!(text.contains("```suggestion\n    return y == 1\n```"), "{text}");
+}
+
+#[test]
+fn markdown_and_text_summaries() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let md = stdout(&review(dir.path(), &["--format", "markdown"]));
+    assert!(md.contains("2 findings (1 error, 1 warning)"), "{md}");
+    assert!(md.contains("`app.py:11`") && md.contains("`app.py:6`"), "{md}");
+    let out = review(dir.path(), &[]);
+    let text = stdout(&out);
+    assert!(!text.contains('\x1b'), "colour in a pipe: {text:?}");
+    assert!(text.contains("app.py:6:9: warning [python/mutable-default-arg] "), "{text}");
+    assert!(text.contains("app.py:11:12: error [python/is-literal] "), "{text}");
+    assert!(text.contains("\n    "), "the rationale is indented: {text}");
+    let clean = repo();
+    let md = stdout(&review(clean.path(), &["--format", "markdown"]));
+    assert!(md.contains("No findings"), "{md}");
+}
+
+#[test]
+fn bad_input_is_one_line_and_status_1() {
+    let plain = tempfile::tempdir().unwrap();
+    let out = review(plain.path(), &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with("error: not a git repository"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    let dir = repo();
+    let out = review(dir.path(), &["--base", "no-such-branch"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.trim_end(), "error: unknown revision `no-such-branch`");
+
+    let out = review(dir.path(), &["--diff", "/no/such/file.diff"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("error: cannot read /no/such/file.diff"), "{}", stderr(&out));
+    write(dir.path(), "notes.txt", "just some words\n");
+    let notes = dir.path().join("notes.txt");
+    let out = review(dir.path(), &["--diff", notes.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("not a unified diff"), "{}", stderr(&out));
+    assert_eq!(stderr(&out).trim_end().lines().count(), 1);
+
+    assert_eq!(review(dir.path(), &["--staged", "--base", "HEAD"]).status.code(), Some(2));
+}
+
+#[test]
+fn diff_from_stdin() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let diff = git(dir.path(), &["diff", "HEAD"]);
+    let mut child = sift()
+        .arg("review")
+        .arg("--path")
+        .arg(dir.path())
+        .args(["--diff", "-", "--format", "json"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sift runs");
+    {
+        use std::io::Write;
+        child.stdin.take().unwrap().write_all(diff.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+}
