@@ -663,3 +663,48 @@ async fn embeddings_fill_in_the_background_and_hybrid_search_uses_them() {
     assert!(ws["embedded"].as_u64() > Some(before), "{ws}");
     client.shutdown().await;
 }
+
+fn git(root: &Path, args: &[&str]) {
+    let status = std::process::Command::new("git")
+        .args(["-c", "user.email=t@t", "-c", "user.name=t"])
+        .args(args)
+        .current_dir(root)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn review_command_publishes_findings_on_added_lines_and_clears_them_next_time() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let old = "def check(x):\n    return x is 'a'\n";
+    write(&root, "app/checks.py", old);
+    git(&root, &["init", "-q"]);
+    git(&root, &["add", "-A"]);
+    git(&root, &["commit", "-q", "-m", "base"]);
+    // The change adds one bug; the old one on an untouched line is not the change's.
+    write(&root, "app/checks.py", &format!("{old}\ndef other(y):\n    return y is 'b'\n"));
+    let mut client = TestClient::start(&[&root], json!({})).await;
+    client.wait_for_progress_end().await;
+    let file = uri(&root.join("app/checks.py"));
+
+    let answer =
+        client.request("workspace/executeCommand", json!({"command": "sift.review"})).await;
+    assert_eq!(answer["result"]["findings"], 1, "{answer}");
+    let published = next_diagnostics(&mut client, &file).await;
+    let diagnostics = published["diagnostics"].as_array().unwrap();
+    assert_eq!(diagnostics.len(), 1, "{published}");
+    assert_eq!(diagnostics[0]["source"], "sift");
+    assert_eq!(diagnostics[0]["code"], "python/is-literal");
+    assert_eq!(diagnostics[0]["range"]["start"]["line"], 4, "{published}");
+
+    // Fixed and reviewed again: the file's diagnostics are cleared.
+    write(&root, "app/checks.py", &format!("{old}\ndef other(y):\n    return y == 'b'\n"));
+    let answer =
+        client.request("workspace/executeCommand", json!({"command": "sift.review"})).await;
+    assert_eq!(answer["result"]["findings"], 0, "{answer}");
+    let published = next_diagnostics(&mut client, &file).await;
+    assert_eq!(published["diagnostics"], json!([]), "{published}");
+    client.shutdown().await;
+}

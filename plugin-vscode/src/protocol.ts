@@ -78,7 +78,7 @@ export const MIRRORED: Record<string, string> = {
     'sift.search': 'same result as sift/search; the plugin sends the request sift/search instead',
     'sift.reindex': 'Sift: Reindex',
     'sift.status': 'Sift: Show Status, and the status bar item (polled)',
-    'sift.review': 'Sift: Review Changes (not implemented by the server yet: the plugin says so)',
+    'sift.review': 'Sift: Review Changes (findings in the Problems panel; older servers without it: the plugin says so)',
     'sift.dismiss': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.silence': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.applyFix': 'code action on a sift diagnostic (vscode-languageclient runs it)',

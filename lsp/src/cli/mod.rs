@@ -13,7 +13,7 @@ mod index;
 pub mod lsp;
 mod model;
 mod progress;
-mod review;
+pub(crate) mod review;
 mod search;
 pub(crate) mod semantic;
 mod status;

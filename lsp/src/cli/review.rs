@@ -102,23 +102,74 @@ enum Contents {
 /// Runs `sift review`.
 #[allow(clippy::print_stdout)]
 pub fn run(args: ReviewArgs) -> Result<ExitCode> {
-    let given = args.repo.root();
+    let (reviewed, pack) = review(
+        &args.repo.root(),
+        args.base.as_deref(),
+        args.staged,
+        args.diff.as_deref(),
+        args.max_findings,
+    )?;
+    let (items, total) = (reviewed.items, reviewed.total);
+    let out = match args.format {
+        Format::Text => {
+            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            report::to_text(&items, total, color)
+        }
+        Format::Markdown => report::to_markdown(&items, total),
+        Format::Json => pretty(&report::to_json(&items, total))?,
+        Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
+        Format::Github => pretty(&report::to_github(&items, total))?,
+    };
+    let mut stdout = std::io::stdout().lock();
+    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
+        // A closed pipe (`| head`) is not a failure of the review.
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            return Err(e).context("write the report");
+        }
+    }
+    let failed =
+        args.fail_on.threshold().is_some_and(|min| items.iter().any(|i| i.finding.severity >= min));
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// What a review found: the findings kept (most important first, with their fixes as whole
+/// lines), how many there were before the cap, the repository root and the reviewed sources.
+pub(crate) struct Reviewed {
+    /// The repository root.
+    pub root: PathBuf,
+    /// The findings kept.
+    pub items: Vec<ReportItem>,
+    /// Findings before the cap.
+    pub total: usize,
+    /// The reviewed text of each file with findings (repository-relative path).
+    pub sources: BTreeMap<String, String>,
+}
+
+/// Reviews a change of the repository containing `given` (see [`ReviewArgs`]); `sift review` and
+/// the language server's `sift.review` command share it.
+pub(crate) fn review(
+    given: &Path,
+    base: Option<&str>,
+    staged: bool,
+    diff: Option<&Path>,
+    max_findings: Option<usize>,
+) -> Result<(Reviewed, RulePack)> {
     if !given.is_dir() {
         bail!("not a directory: {}", given.display());
     }
-    let (root, changes, contents) = match &args.diff {
+    let (root, changes, contents) = match diff {
         Some(file) => {
             let text = read_diff(file)?;
             let changes =
                 parse_unified_diff(&text).with_context(|| format!("--diff {}", file.display()))?;
             // Paths in a diff are relative to the repository root; outside git, to --path.
-            let root = toplevel(&given).unwrap_or(given);
+            let root = toplevel(given).unwrap_or_else(|| given.to_path_buf());
             (root, into_filters(changes), Contents::WorkingTree)
         }
         None => {
-            let root = toplevel(&given)
+            let root = toplevel(given)
                 .ok_or_else(|| anyhow!("not a git repository: {}", given.display()))?;
-            let (changes, contents) = git_changes(&root, args.base.as_deref(), args.staged)?;
+            let (changes, contents) = git_changes(&root, base, staged)?;
             (root, changes, contents)
         }
     };
@@ -127,7 +178,7 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let mut pack = RulePack::builtin_all();
     pack.extend(RulePack::load_dir(&root.join(".sift").join("rules"))?);
     pack.apply_config(&config)?;
-    let max = args.max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
+    let max = max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
 
     let mut findings: Vec<Finding> = Vec::new();
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
@@ -156,27 +207,7 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             ReportItem { finding, fix }
         })
         .collect();
-
-    let out = match args.format {
-        Format::Text => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            report::to_text(&items, total, color)
-        }
-        Format::Markdown => report::to_markdown(&items, total),
-        Format::Json => pretty(&report::to_json(&items, total))?,
-        Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
-        Format::Github => pretty(&report::to_github(&items, total))?,
-    };
-    let mut stdout = std::io::stdout().lock();
-    if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
-        // A closed pipe (`| head`) is not a failure of the review.
-        if e.kind() != std::io::ErrorKind::BrokenPipe {
-            return Err(e).context("write the report");
-        }
-    }
-    let failed =
-        args.fail_on.threshold().is_some_and(|min| items.iter().any(|i| i.finding.severity >= min));
-    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+    Ok((Reviewed { root, items, total, sources }, pack))
 }
 
 fn pretty(value: &serde_json::Value) -> Result<String> {

@@ -44,6 +44,8 @@ pub struct Backend {
     /// Open documents' text as the document task last applied it.
     texts: Arc<Mutex<HashMap<Uri, String>>>,
     findings: Mutex<Findings>,
+    /// Documents the last `sift.review` published findings for (cleared by the next one).
+    reviewed: Mutex<std::collections::HashSet<Uri>>,
     docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
     watchers: Mutex<Vec<TreeWatcher>>,
 }
@@ -105,6 +107,7 @@ impl Backend {
             versions: Mutex::new(HashMap::new()),
             texts: Arc::new(Mutex::new(HashMap::new())),
             findings: Mutex::new(Findings::default()),
+            reviewed: Mutex::new(Default::default()),
             docs_rx: Mutex::new(Some(rx)),
             watchers: Mutex::new(Vec::new()),
         }
@@ -225,6 +228,67 @@ impl Backend {
         )
     }
 
+    /// `sift.review`: reviews each workspace's working tree against `HEAD` (as `sift review`
+    /// does) and publishes the findings as diagnostics, replacing the previous review's.
+    async fn review(&self) -> Result<Value> {
+        let roots: Vec<PathBuf> = self.workspaces().iter().map(|w| w.root.clone()).collect();
+        let reviewed = tokio::task::spawn_blocking(move || {
+            roots
+                .into_iter()
+                .map(|root| {
+                    let result = crate::cli::review::review(&root, None, false, None, None)
+                        .map(|(r, _)| r)
+                        .map_err(|e| crate::cli::describe(&e));
+                    (root, result)
+                })
+                .collect::<Vec<_>>()
+        })
+        .await
+        .map_err(|e| internal(format!("review crashed: {e}")))?;
+        let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
+        let mut errors = Vec::new();
+        let mut count = 0;
+        for (root, result) in reviewed {
+            let reviewed = match result {
+                Ok(r) => r,
+                Err(e) => {
+                    errors.push(format!("{}: {e}", root.display()));
+                    continue;
+                }
+            };
+            for item in &reviewed.items {
+                let f = &item.finding;
+                let Some(uri) = Uri::from_file_path(reviewed.root.join(&f.path)) else { continue };
+                let source = reviewed.sources.get(&f.path).map(String::as_str).unwrap_or("");
+                by_uri.entry(uri).or_default().push(review_finding(f, source));
+                count += 1;
+            }
+        }
+        let previous = std::mem::replace(
+            &mut *self.reviewed.lock().unwrap_or_else(|e| e.into_inner()),
+            by_uri.keys().cloned().collect(),
+        );
+        for uri in previous.into_iter().filter(|u| !by_uri.contains_key(u)) {
+            self.set_findings(uri, None, Vec::new()).await;
+        }
+        let files = by_uri.len();
+        for (uri, findings) in by_uri {
+            let version = self.current_version(&uri);
+            self.set_findings(uri, version, findings).await;
+        }
+        let mut message = format!(
+            "{count} finding{} in {files} file{} on the lines changed since HEAD",
+            if count == 1 { "" } else { "s" },
+            if files == 1 { "" } else { "s" }
+        );
+        if !errors.is_empty() {
+            message = format!("{message}; {}", errors.join("; "));
+        }
+        Ok(serde_json::json!({
+            "findings": count, "files": files, "errors": errors, "message": message
+        }))
+    }
+
     fn status(&self) -> StatusResponse {
         StatusResponse {
             version: env!("CARGO_PKG_VERSION"),
@@ -330,6 +394,37 @@ type Ongoing = HashMap<
         u32,
     ),
 >;
+
+/// A rule finding (byte offsets into `source`) as a diagnostic-ready finding.
+fn review_finding(f: &sift_runtime::review::Finding, source: &str) -> Finding {
+    let span = |start: usize, end: usize| {
+        let at = |byte: usize| {
+            let byte = byte.min(source.len());
+            let line_start = source[..byte].rfind('\n').map_or(0, |i| i + 1);
+            (source[..byte].matches('\n').count() as u32, (byte - line_start) as u32)
+        };
+        let ((start_line, start_col), (end_line, end_col)) = (at(start), at(end));
+        diagnostics::Span { start_line, start_col, end_line, end_col }
+    };
+    let severity = match f.severity {
+        sift_runtime::review::Severity::Error => diagnostics::Severity::Error,
+        sift_runtime::review::Severity::Warning => diagnostics::Severity::Warning,
+        _ => diagnostics::Severity::Info,
+    };
+    Finding {
+        id: f.fingerprint.clone(),
+        rule: f.rule.clone(),
+        severity,
+        message: format!("{} ({})", f.message, f.rationale),
+        span: span(f.start_byte, f.end_byte),
+        related: Vec::new(),
+        fix: f.fix.as_ref().map(|fix| diagnostics::Fix {
+            title: format!("Apply sift's fix for {}", f.rule),
+            span: span(fix.start_byte, fix.end_byte),
+            replacement: fix.replacement.clone(),
+        }),
+    }
+}
 
 /// The search modes of `sift/search`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -828,6 +923,7 @@ impl LanguageServer for Backend {
                     }
                     Ok(Some(serde_json::json!({ "scheduled": workspaces.len() })))
                 }
+                protocol::CMD_REVIEW => self.review().await.map(Some),
                 protocol::CMD_EMBED_PAUSE | protocol::CMD_EMBED_RESUME => {
                     let pause = params.command == protocol::CMD_EMBED_PAUSE;
                     for ws in self.workspaces() {

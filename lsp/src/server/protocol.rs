@@ -18,9 +18,12 @@ pub const CMD_STATUS: &str = "sift.status";
 pub const CMD_EMBED_PAUSE: &str = "sift.embeddings.pause";
 /// Command: resume background embedding where it stopped (answers like `sift.status`).
 pub const CMD_EMBED_RESUME: &str = "sift.embeddings.resume";
+/// Command: review each workspace's working tree against `HEAD` and publish the findings.
+pub const CMD_REVIEW: &str = "sift.review";
 /// Every command the server executes.
-pub const COMMANDS: [&str; 8] = [
+pub const COMMANDS: [&str; 9] = [
     CMD_SEARCH,
+    CMD_REVIEW,
     CMD_REINDEX,
     CMD_STATUS,
     CMD_EMBED_PAUSE,
