@@ -181,7 +181,7 @@ impl CodeIndex {
         // Filtering needs the document; fetch a few times k and widen when that is not enough.
         let mut depth = opts.k.max(1) * 4;
         loop {
-            let top = vectors.search(query_vec, depth, &|_| true);
+            let top = vectors.search(query_vec, depth);
             let exhausted = top.len() < depth;
             let hits = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
             if hits.len() >= opts.k || exhausted || depth >= 1 << 16 {
@@ -270,17 +270,13 @@ pub fn fuse(
         // The query names identifiers: lexical search is what finds them, and the semantic
         // ranking only adds chunks after the lexical ones (it cannot push a named definition
         // down).
+        // Fused by rank alone (RRF over one list), so the appended hits' scores do not matter.
         let mut lexical = lexical;
-        let top = lexical.first().map_or(1.0, |h| h.score.abs().max(1e-6));
-        let floor = lexical.last().map_or(0.0, |h| h.score);
         let seen: std::collections::HashSet<(String, u64)> =
             lexical.iter().map(|h| (h.path.clone(), h.start_line)).collect();
-        for (rank, mut hit) in semantic.into_iter().enumerate() {
-            if !seen.contains(&(hit.path.clone(), hit.start_line)) {
-                hit.score = floor - top * 1e-3 * (rank as f32 + 1.0);
-                lexical.push(hit);
-            }
-        }
+        lexical.extend(
+            semantic.into_iter().filter(|h| !seen.contains(&(h.path.clone(), h.start_line))),
+        );
         let lexical_only = Fusion { semantic: 0.0, alpha: None, ..*fusion };
         return fuse_scored(&named, lexical, Vec::new(), opts, &lexical_only);
     }

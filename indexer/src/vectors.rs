@@ -210,11 +210,7 @@ impl VectorStore {
         // which locks once per embedding pass).
         let now = file_identity(&self.path);
         if self.valid_len == 0 || now != Some((self.valid_len, self.identity)) {
-            self.data.clear();
-            self.rows.clear();
-            self.keys.clear();
-            self.valid_len = 0;
-            self.load()?;
+            self.reload()?;
         }
         let mut file = OpenOptions::new()
             .create(true)
@@ -248,6 +244,11 @@ impl VectorStore {
         if self.writer.is_some() {
             return Ok(()); // nobody else can append while we hold the lock
         }
+        self.reload()
+    }
+
+    /// Forgets what is loaded and reads the file again.
+    fn reload(&mut self) -> Result<()> {
         self.data.clear();
         self.rows.clear();
         self.keys.clear();
@@ -424,13 +425,8 @@ impl VectorIndex {
         (self.addrs.len() as u64, self.total)
     }
 
-    /// The `k` chunks most similar to `query` (cosine), best first. `keep` filters addresses.
-    pub fn search(
-        &self,
-        query: &[f32],
-        k: usize,
-        keep: &dyn Fn(DocAddress) -> bool,
-    ) -> Vec<(f32, DocAddress)> {
+    /// The `k` chunks most similar to `query` (cosine), best first.
+    pub fn search(&self, query: &[f32], k: usize) -> Vec<(f32, DocAddress)> {
         if query.len() != self.dim || self.addrs.is_empty() || k == 0 {
             return Vec::new();
         }
@@ -445,31 +441,12 @@ impl VectorIndex {
             .map(|(row, (v, inv))| (dot_i8(&q, v) as f32 * inv * qinv, row as u32))
             .collect();
         let by_score = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        let mut out = Vec::with_capacity(k);
-        // Take a generous prefix, then filter; widen when filters removed too many.
-        let mut want = (k * 2).max(32);
-        loop {
-            let cut = want.min(scored.len());
-            if cut < scored.len() {
-                scored.select_nth_unstable_by(cut, by_score);
-            }
-            let mut head: Vec<(f32, u32)> = scored[..cut].to_vec();
-            head.sort_unstable_by(by_score);
-            out.clear();
-            for (score, row) in head {
-                let addr = self.addrs[row as usize];
-                if keep(addr) {
-                    out.push((score, addr));
-                    if out.len() == k {
-                        return out;
-                    }
-                }
-            }
-            if cut == scored.len() {
-                return out;
-            }
-            want *= 4;
+        if k < scored.len() {
+            scored.select_nth_unstable_by(k, by_score);
+            scored.truncate(k);
         }
+        scored.sort_unstable_by(by_score);
+        scored.into_iter().map(|(score, row)| (score, self.addrs[row as usize])).collect()
     }
 }
 

@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use sift_indexer::{CodeIndex, Error, Fusion, Hit, SearchOptions, TextKind};
+use sift_indexer::{Error, Fusion, Hit, SearchOptions, TextKind};
 
 use super::{RepoArgs, WalkArgs};
 
@@ -103,35 +103,15 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         sets.push((name, queries));
     }
-    let index = if args.no_refresh {
-        CodeIndex::open(&root)?
-            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?
-    } else {
-        let (index, notice) = CodeIndex::open_or_create(&root)?;
-        super::index::announce(notice.as_ref());
-        let opts = super::update_options(&root, &args.walk)?;
-        let progress = super::progress::TerminalProgress::new(false);
-        let result = index.update(&opts, &progress);
-        progress.finish();
-        result?;
-        index
-    };
+    let index = super::search::open_index(&root, &args.walk, args.no_refresh)?;
     let config = super::semantic::embed_config(&root)?;
     let model = super::semantic::load_model(&config, false, false)?;
     let mut vectors = None;
     if let Some(model) = &model {
-        if !args.no_refresh {
-            super::semantic::embed_missing(&index, model, &config, false)?;
-        }
-        let store = index.vector_store(model.embedder.as_ref())?;
-        let v = index.vector_index(&store)?;
-        let (with, total) = v.coverage();
-        if with < total {
-            eprintln!(
-                "note: only {with} of {total} chunks have embeddings; semantic scores are partial"
-            );
-        }
-        if !v.is_empty() {
+        let v = super::semantic::vectors(&index, model, &config, !args.no_refresh)?;
+        if v.is_empty() {
+            eprintln!("note: no chunk has an embedding yet; only lexical search is scored");
+        } else {
             vectors = Some(v);
         }
     }

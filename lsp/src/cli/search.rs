@@ -45,12 +45,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if sift_indexer::tokenizer::tokenize(&query).is_empty() {
         return Err(Error::EmptyQuery(query).into());
     }
-    let index = if args.no_refresh {
-        CodeIndex::open(&root)?
-            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?
-    } else {
-        refreshed(&root, &args.walk)?
-    };
+    let index = open_index(&root, &args.walk, args.no_refresh)?;
     let opts = SearchOptions { k: args.k, max_per_file: args.max_per_file };
     let hits = match args.mode {
         Some(Mode::Lexical) => index.search(&query, &opts)?,
@@ -67,12 +62,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
                 }
                 Some(model) => {
                     let refresh = !args.no_refresh && !index.layout().is_watched();
-                    if refresh {
-                        super::semantic::embed_missing(&index, &model, &config, false)?;
-                    }
-                    let store = index.vector_store(model.embedder.as_ref())?;
-                    let vectors = index.vector_index(&store)?;
-                    let (with, total) = vectors.coverage();
+                    let vectors = super::semantic::vectors(&index, &model, &config, refresh)?;
                     if vectors.is_empty() {
                         if mode == Some(Mode::Semantic) {
                             anyhow::bail!(
@@ -86,12 +76,6 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
                         }
                         index.search(&query, &opts)?
                     } else {
-                        if with < total {
-                            eprintln!(
-                                "note: {with} of {total} chunks ({:.0}%) have embeddings so far; semantic results come from those",
-                                with as f64 * 100.0 / total as f64
-                            );
-                        }
                         let qv = model
                             .embedder
                             .embed(&[query.as_str()], sift_indexer::TextKind::Query)?
@@ -119,6 +103,21 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         eprintln!("no results for {query:?}");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The index of `root`: as it is with `no_refresh` (an error when there is none), else brought
+/// up to date first (see [`refreshed`]).
+pub(super) fn open_index(
+    root: &std::path::Path,
+    walk: &WalkArgs,
+    no_refresh: bool,
+) -> Result<CodeIndex> {
+    if no_refresh {
+        Ok(CodeIndex::open(root)?
+            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?)
+    } else {
+        refreshed(root, walk)
+    }
 }
 
 /// Opens (or builds) the index and brings it up to date; when another process holds the writer,

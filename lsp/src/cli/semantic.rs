@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
+use sift_indexer::vectors::VectorIndex;
 use sift_indexer::{CodeIndex, EmbedReport, Error};
 use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
 
@@ -78,6 +79,29 @@ pub fn embed_missing(
         }
         Err(e) => Err(e.into()),
     }
+}
+
+/// The vectors of the chunks `index` holds, after embedding what is missing when `refresh`; says
+/// on stderr when only some chunks have one.
+pub fn vectors(
+    index: &CodeIndex,
+    model: &LoadedModel,
+    config: &EmbedConfig,
+    refresh: bool,
+) -> Result<VectorIndex> {
+    if refresh {
+        embed_missing(index, model, config, false)?;
+    }
+    let store = index.vector_store(model.embedder.as_ref())?;
+    let vectors = index.vector_index(&store)?;
+    let (with, total) = vectors.coverage();
+    if with > 0 && with < total {
+        eprintln!(
+            "note: {with} of {total} chunks ({:.0}%) have embeddings so far; semantic results come from those",
+            with as f64 * 100.0 / total as f64
+        );
+    }
+    Ok(vectors)
 }
 
 /// One line about an embedding run, for people.

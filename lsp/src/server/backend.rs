@@ -20,7 +20,7 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::diagnostics::{self, Finding, Findings};
-use super::position::{Encoding, apply_change};
+use super::position::{Encoding, LineIndex, apply_change};
 use super::protocol::{self, SearchParams, SearchResponse, SearchResult, StatusResponse};
 use super::workspace::{ProgressEvent, Workspace};
 use crate::watch::{Change, TreeWatcher, watch_tree};
@@ -311,14 +311,17 @@ impl Backend {
         // Each root's settings come from its `.sift/config.toml`, with the editor's settings
         // (initializationOptions) laid over them.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, String)> {
+        type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
+        let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed)> {
             let (table, path) = crate::cli::config_table(root, overrides.as_ref())?;
             let opts = UpdateOptions {
                 config: sift_indexer::IndexConfig::from_table(&table, &path)?,
                 commit_interval: std::time::Duration::from_millis(750),
                 ..UpdateOptions::default()
             };
-            let embed = toml::to_string(&table).unwrap_or_default();
+            // A bad `[embed]` turns semantic search off (and says why); it does not stop indexing.
+            let embed = sift_runtime::embed::EmbedConfig::from_table(&table, &path)
+                .map_err(|e| e.to_string());
             Ok((opts, embed))
         };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
@@ -326,9 +329,8 @@ impl Backend {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result = options(&root).and_then(|(opts, table)| {
-                        Workspace::open(&root, opts, &table, ptx.clone())
-                    });
+                    let result = options(&root)
+                        .and_then(|(opts, embed)| Workspace::open(&root, opts, embed, ptx.clone()));
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -397,14 +399,19 @@ type Ongoing = HashMap<
 
 /// A rule finding (byte offsets into `source`) as a diagnostic-ready finding.
 fn review_finding(f: &sift_runtime::review::Finding, source: &str) -> Finding {
+    let lines = LineIndex::new(source);
     let span = |start: usize, end: usize| {
-        let at = |byte: usize| {
-            let byte = byte.min(source.len());
-            let line_start = source[..byte].rfind('\n').map_or(0, |i| i + 1);
-            (source[..byte].matches('\n').count() as u32, (byte - line_start) as u32)
-        };
-        let ((start_line, start_col), (end_line, end_col)) = (at(start), at(end));
-        diagnostics::Span { start_line, start_col, end_line, end_col }
+        // UTF-8 positions: 0-based lines and byte columns, which is what a `Span` holds.
+        let (a, b) = (
+            lines.position(source, start, Encoding::Utf8),
+            lines.position(source, end, Encoding::Utf8),
+        );
+        diagnostics::Span {
+            start_line: a.line,
+            start_col: a.character,
+            end_line: b.line,
+            end_col: b.character,
+        }
     };
     let severity = match f.severity {
         sift_runtime::review::Severity::Error => diagnostics::Severity::Error,

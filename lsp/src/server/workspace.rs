@@ -123,7 +123,7 @@ impl Workspace {
     pub fn open(
         root: &Path,
         opts: UpdateOptions,
-        config: &str,
+        embed: Result<sift_runtime::embed::EmbedConfig, String>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
         let (index, _notice) = CodeIndex::open_or_create(root)?;
@@ -142,12 +142,7 @@ impl Workspace {
             embed_model: None,
             embed_message: None,
         };
-        // `config`: the configuration table (the file plus the editor's settings), as TOML.
-        let path = root.join(".sift").join("config.toml");
-        let config = config.parse::<toml::Table>().map_err(|e| e.to_string()).and_then(|t| {
-            sift_runtime::embed::EmbedConfig::from_table(&t, &path).map_err(|e| e.to_string())
-        });
-        let semantic = Semantic::load(config);
+        let semantic = Semantic::load(embed);
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
