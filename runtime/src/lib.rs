@@ -6,6 +6,7 @@
 //! the layers above, keeping the dependency direction `lsp → runtime → indexer`.
 
 pub mod embed;
+pub mod llm;
 pub mod review;
 
 pub use sift_indexer as indexer;
