@@ -52,7 +52,13 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         mode => {
             let wanted = mode.is_some();
             let config = super::semantic::embed_config(&root)?;
-            let model = super::semantic::load_model(&config, mode == Some(Mode::Semantic), false)?;
+            let refresh = !args.no_refresh && !index.layout().is_watched();
+            let model = super::semantic::query_model(
+                &index,
+                &config,
+                refresh,
+                mode == Some(Mode::Semantic),
+            )?;
             match model {
                 None => {
                     if wanted {
@@ -61,7 +67,6 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
                     index.search(&query, &opts)?
                 }
                 Some(model) => {
-                    let refresh = !args.no_refresh && !index.layout().is_watched();
                     let vectors = super::semantic::vectors(&index, &model, &config, refresh)?;
                     if vectors.is_empty() {
                         if mode == Some(Mode::Semantic) {

@@ -309,6 +309,36 @@ pub fn use_onnxruntime(path: PathBuf) {
     let _ = ORT_LIB.set(path);
 }
 
+/// The gist of why onnxruntime's CUDA execution provider failed, in one short line: its errors
+/// carry C++ template signatures and source locations that mean nothing to a user (the whole
+/// text goes to the log).
+pub fn cuda_reason(error: &str) -> String {
+    // "CUDA failure 100: no CUDA-capable device is detected ; GPU=-1 ; ..."
+    if let Some(at) = error.find("CUDA failure") {
+        let rest = &error[at..];
+        let end = rest.find(" ;").or_else(|| rest.find(';')).unwrap_or(rest.len());
+        return rest[..end].trim().to_string();
+    }
+    if error.contains("not enabled in this build") {
+        return "the onnxruntime library in use has no CUDA support: install onnxruntime-gpu and point ORT_DYLIB_PATH (or `onnxruntime` in [embed]) at its libonnxruntime.so".into();
+    }
+    // "libcudnn.so.9: cannot open shared object file: No such file or directory"
+    if let Some(at) = error.find(": cannot open shared object file") {
+        let lib = error[..at].rsplit([' ', '/', '"', '\'', '(']).next().unwrap_or("");
+        if !lib.is_empty() {
+            return format!(
+                "{lib} was not found (install the CUDA libraries onnxruntime-gpu needs, or set LD_LIBRARY_PATH)"
+            );
+        }
+    }
+    let line = error.lines().rev().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let mut short: String = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    if short.chars().count() > 160 {
+        short = short.chars().take(157).collect::<String>() + "...";
+    }
+    short
+}
+
 /// The process's onnxruntime environment, loading the library on first use.
 pub(crate) fn ort_env() -> Result<&'static ort::environment::Environment, ModelError> {
     let env = ORT_ENV.get_or_init(|| {
@@ -353,5 +383,31 @@ pub fn load(config: &EmbedConfig) -> Result<LoadedModel, ModelError> {
             let device = Some(embedder.device);
             Ok(LoadedModel { embedder: Box::new(embedder), info, dir, device })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cuda_reason;
+
+    #[test]
+    fn onnxruntime_cuda_errors_shrink_to_their_gist() {
+        // As onnxruntime-gpu 1.31 said it on a machine with no visible GPU.
+        let no_gpu = "cannot load /m/model.onnx: /onnxruntime_src/onnxruntime/core/providers/cuda/cuda_call.cc:154 std::conditional_t<THRW, void, onnxruntime::common::Status> onnxruntime::CudaCall(ERRTYPE, const char*) [with ERRTYPE = cudaError; bool THRW = true] CUDA failure 100: no CUDA-capable device is detected ; GPU=-1 ; hostname=vm ; file=cuda_execution_provider.cc ; line=355 ; expr=cudaSetDevice(info_.device_id); \n\n";
+        assert_eq!(cuda_reason(no_gpu), "CUDA failure 100: no CUDA-capable device is detected");
+        let no_lib = "Failed to load library libonnxruntime_providers_cuda.so with error: libcudnn.so.9: cannot open shared object file: No such file or directory";
+        assert_eq!(
+            cuda_reason(no_lib),
+            "libcudnn.so.9 was not found (install the CUDA libraries onnxruntime-gpu needs, or set LD_LIBRARY_PATH)"
+        );
+        assert!(
+            cuda_reason(
+                "cannot load m.onnx: CUDA execution provider is not enabled in this build."
+            )
+            .starts_with("the onnxruntime library in use has no CUDA support")
+        );
+        let plain = "this sift was built without the `cuda` feature";
+        assert_eq!(cuda_reason(plain), plain);
+        assert!(cuda_reason(&"x ".repeat(200)).ends_with("..."));
     }
 }

@@ -204,7 +204,8 @@ fn session(
             Err(e) => {
                 tracing::warn!("CUDA unavailable ({e}); using the CPU");
                 eprintln!(
-                    "notice: CUDA is not available for the embedding model ({e}); using the CPU"
+                    "notice: CUDA is not available for the embedding model ({}); using the CPU",
+                    super::cuda_reason(&e.to_string())
                 );
                 Ok((builder(false)?, Device::Cpu))
             }
