@@ -67,6 +67,7 @@ pub mod diff;
 pub mod engine;
 pub mod error;
 pub mod finding;
+pub mod model;
 pub mod pack;
 pub mod report;
 pub mod rule;
