@@ -5,7 +5,7 @@
 //! ```text
 //! cargo run -p sift-runtime --example llm_bench -- MODEL_DIR [PROMPT_TOKENS] [GEN_TOKENS] [THREADS] [cpu|cuda]
 //! ```
-//! Prints one JSON line on stdout.
+//! Prints one JSON line on stdout. `ORT_DYLIB_PATH` chooses the onnxruntime library.
 
 #![allow(clippy::print_stdout)]
 
@@ -52,6 +52,9 @@ fn main() {
         Some("cuda") => Device::Cuda,
         _ => Device::Cpu,
     };
+    if let Some(lib) = std::env::var_os("ORT_DYLIB_PATH") {
+        sift_runtime::embed::use_onnxruntime(PathBuf::from(lib));
+    }
     let model = OnnxModel::open(&dir, device, Some(threads)).expect("the model loads");
     let prompt = bench_prompt(&model, prompt_tokens);
     let params = GenerationParams { max_tokens: gen_tokens, ..GenerationParams::default() };
