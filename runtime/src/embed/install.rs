@@ -160,11 +160,11 @@ fn install_into(home: &Path, staging: &Path, say: &dyn Fn(&str)) -> Result<(), M
     Ok(())
 }
 
-fn python() -> String {
+pub(crate) fn python() -> String {
     std::env::var("SIFT_PYTHON").unwrap_or_else(|_| "python3".into())
 }
 
-fn unzip(archive: &Path, dest: &Path) -> Result<(), ModelError> {
+pub(crate) fn unzip(archive: &Path, dest: &Path) -> Result<(), ModelError> {
     let out = Command::new(python())
         .args(["-m", "zipfile", "-e"])
         .arg(archive)
@@ -181,7 +181,7 @@ fn unzip(archive: &Path, dest: &Path) -> Result<(), ModelError> {
     Ok(())
 }
 
-fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
+pub(crate) fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, ModelError> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
         .map_err(|e| ModelError::Install(format!("cannot read {}: {e}", dir.display())))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -196,7 +196,7 @@ fn copy(from: &Path, to: &Path) -> Result<(), ModelError> {
     })
 }
 
-fn sha256(path: &Path) -> Result<String, ModelError> {
+pub(crate) fn sha256(path: &Path) -> Result<String, ModelError> {
     let bytes = std::fs::read(path)
         .map_err(|e| ModelError::Install(format!("cannot read {}: {e}", path.display())))?;
     let digest = Sha256::digest(&bytes);
@@ -211,7 +211,7 @@ fn write_info(dir: &Path, info: &ModelInfo) -> Result<(), ModelError> {
 
 /// Moves `new` to `dest`, replacing what was there (the old copy is moved aside first, then
 /// removed, so `dest` is never half-written).
-fn replace_dir(new: &Path, dest: &Path) -> Result<(), ModelError> {
+pub(crate) fn replace_dir(new: &Path, dest: &Path) -> Result<(), ModelError> {
     let err =
         |e: std::io::Error| ModelError::Install(format!("cannot install {}: {e}", dest.display()));
     if let Some(parent) = dest.parent() {

@@ -214,7 +214,7 @@ fn session(
 }
 
 #[cfg(feature = "cuda")]
-fn cuda_provider(
+pub(crate) fn cuda_provider(
     b: ort::session::builder::SessionBuilder,
 ) -> Result<ort::session::builder::SessionBuilder, String> {
     b.with_execution_providers([ort::ep::CUDA::default().build().error_on_failure()])
@@ -222,7 +222,7 @@ fn cuda_provider(
 }
 
 #[cfg(not(feature = "cuda"))]
-fn cuda_provider(
+pub(crate) fn cuda_provider(
     _b: ort::session::builder::SessionBuilder,
 ) -> Result<ort::session::builder::SessionBuilder, String> {
     Err("this sift was built without the `cuda` feature".into())

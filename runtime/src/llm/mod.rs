@@ -7,6 +7,8 @@
 //! blocks on a socket; async callers (the language server) run it under `spawn_blocking` and
 //! cancel it through a [`Cancel`] token, which every backend checks between tokens.
 
+pub mod install;
+pub mod onnx;
 pub mod stop;
 pub mod tools;
 
