@@ -316,3 +316,81 @@ fn diff_from_stdin() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
 }
+
+/// The fingerprint of the finding of `rule` in a JSON report.
+fn fingerprint_of(out: &Output, rule: &str) -> String {
+    json(out)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding: {}", stdout(out)))["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn feedback(root: &Path, args: &[&str]) -> Output {
+    sift().arg("feedback").args(args).arg("--path").arg(root).output().expect("sift runs")
+}
+
+#[test]
+fn dismissed_findings_stay_dismissed_for_that_code() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6), is_literal("app.py", 11)]);
+    let fp = fingerprint_of(&out, "python/is-literal");
+    // The text report shows the fingerprint to dismiss.
+    assert!(stdout(&review(dir.path(), &[])).contains(&format!("fingerprint {fp}")));
+
+    let out = feedback(dir.path(), &["dismiss", &fp, "--reason", "y is an enum member"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("python/is-literal in app.py"), "{}", stdout(&out));
+    let record =
+        std::fs::read_to_string(dir.path().join(".sift/feedback/dismissed.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(record.trim()).unwrap();
+    assert_eq!(record["kind"], "dismiss");
+    assert_eq!(record["fingerprint"], fp.as_str());
+    assert_eq!(record["rule"], "python/is-literal");
+    assert_eq!(record["path"], "app.py");
+    assert_eq!(record["reason"], "y is an enum member");
+    assert!(record["time"].as_str().unwrap().ends_with('Z'), "{record}");
+
+    // Every format leaves it out and says so; the exit status no longer fails on it.
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+    assert_eq!(json(&out)["suppressed"], 1);
+    let text = stdout(&review(dir.path(), &[]));
+    assert!(text.contains("1 suppressed by dismissals"), "{text}");
+    let md = stdout(&review(dir.path(), &["--format", "markdown"]));
+    assert!(md.contains("1 suppressed by dismissals"), "{md}");
+    let sarif = json(&review(dir.path(), &["--format", "sarif"]));
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+    let github = json(&review(dir.path(), &["--format", "github"]));
+    assert_eq!(github["comments"].as_array().unwrap().len(), 1);
+
+    // The same code moved down the file is still the dismissed finding…
+    write(dir.path(), "app.py", format!("{BASE}\nz = 0\n{ADDED_WARNING}{ADDED_ERROR}"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    // …but other code is reviewed afresh.
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}").replace("y is 1", "y is 2"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![is_literal("app.py", 7)]);
+
+    let list = feedback(dir.path(), &["list"]);
+    assert!(stdout(&list).contains(&fp) && stdout(&list).contains("y is an enum member"));
+    assert!(stdout(&list).contains("1 dismissed finding"), "{}", stdout(&list));
+    let forgot = feedback(dir.path(), &["forget", &fp]);
+    assert_eq!(forgot.status.code(), Some(0), "{}", stderr(&forgot));
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![is_literal("app.py", 7)]);
+    assert!(stdout(&feedback(dir.path(), &["list"])).contains("0 dismissed findings"));
+
+    // Unknown fingerprints are errors that say what to do.
+    let out = feedback(dir.path(), &["dismiss", "0000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("sift review"), "{}", stderr(&out));
+    let out = feedback(dir.path(), &["forget", "0000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+}

@@ -18,6 +18,8 @@ pub struct RulePack {
     rules: Vec<Rule>,
     include: Vec<String>,
     exclude: Vec<String>,
+    /// Path glob → rule id globs off there (`[rules.per_path_disable]`).
+    per_path_disable: Vec<(String, Vec<String>)>,
     max_findings: Option<usize>,
 }
 
@@ -105,7 +107,12 @@ impl RulePack {
     /// severity entry without a `*` that names no rule is an error, to catch typos.
     pub fn apply_config(&mut self, config: &ReviewConfig) -> Result<()> {
         let c = &config.rules;
-        let patterns = c.enable.iter().chain(&c.disable).chain(c.severity.keys());
+        let patterns = c
+            .enable
+            .iter()
+            .chain(&c.disable)
+            .chain(c.severity.keys())
+            .chain(c.per_path_disable.values().flatten());
         for pattern in patterns {
             if !pattern.contains('*') && !self.rules.iter().any(|r| r.id == *pattern) {
                 return Err(ReviewError::Config {
@@ -143,6 +150,8 @@ impl RulePack {
         }
         self.include = config.paths.include.clone();
         self.exclude = config.paths.exclude.clone();
+        self.per_path_disable =
+            c.per_path_disable.iter().map(|(p, rules)| (p.clone(), rules.clone())).collect();
         self.max_findings = config.max_findings;
         Ok(())
     }
@@ -177,6 +186,13 @@ impl RulePack {
     pub fn includes_path(&self, path: &str) -> bool {
         (self.include.is_empty() || self.include.iter().any(|p| glob::matches_path(p, path)))
             && !self.exclude.iter().any(|p| glob::matches_path(p, path))
+    }
+
+    /// Whether `[rules.per_path_disable]` turns rule `id` off for `path`.
+    pub fn disabled_in(&self, id: &str, path: &str) -> bool {
+        self.per_path_disable.iter().any(|(pattern, rules)| {
+            glob::matches_path(pattern, path) && rules.iter().any(|r| glob::matches_id(r, id))
+        })
     }
 
     /// Whether any rule runs on `language`.
@@ -288,6 +304,20 @@ mod tests {
         assert!(!pack.includes_path("lib/a.py"));
         assert!(!pack.includes_path("src/gen/a.py"));
         assert!(!pack.includes_path("src/x/a_pb2.py"));
+
+        let mut pack = RulePack::builtin();
+        pack.apply_config(&config(
+            "[rules.per_path_disable]\n\"/a.py\" = [\"python/is-literal\"]\n\"legacy\" = [\"python/*\"]",
+        ))
+        .unwrap();
+        assert!(pack.disabled_in("python/is-literal", "a.py"));
+        assert!(!pack.disabled_in("python/is-literal", "src/a.py"), "anchored at the root");
+        assert!(!pack.disabled_in("python/self-comparison", "a.py"));
+        assert!(pack.disabled_in("python/self-comparison", "src/legacy/b.py"));
+        let err = RulePack::builtin()
+            .apply_config(&config("[rules.per_path_disable]\n\"a.py\" = [\"python/nope\"]"))
+            .unwrap_err();
+        assert!(err.to_string().contains("python/nope"), "{err}");
     }
 
     #[test]
