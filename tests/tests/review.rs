@@ -394,3 +394,76 @@ fn dismissed_findings_stay_dismissed_for_that_code() {
     let out = feedback(dir.path(), &["forget", "0000000000000000"]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// The official SARIF 2.1.0 schema (see `tests/data/sarif/PROVENANCE.md`).
+fn sarif_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sarif/sarif-schema-2.1.0.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the SARIF schema compiles")
+}
+
+fn assert_valid_sarif(validator: &jsonschema::Validator, log: &serde_json::Value) {
+    let errors: Vec<String> = validator.iter_errors(log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "not valid SARIF 2.1.0: {errors:#?}\n{log:#}");
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema_and_suits_code_scanning() {
+    let validator = sarif_validator();
+    // The schema check has teeth: a log missing what SARIF requires is rejected.
+    let broken = serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]});
+    assert!(!validator.is_valid(&broken), "a run without a tool must not validate");
+
+    let dir = repo();
+    // Several rules and files, fixes, a multi-line finding, odd characters in a path.
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    write(dir.path(), "src/café x.py", "def h(v):\n    é = v is 'a'\n    return é\n");
+    write(
+        dir.path(),
+        "web/dup.js",
+        "const cfg = {\n  retries: 1,\n  timeout: 2,\n  retries: 3,\n};\nif (x === x) {}\n",
+    );
+    let out = review(dir.path(), &["--format", "sarif"]);
+    let log = json(&out);
+    assert_valid_sarif(&validator, &log);
+
+    // What GitHub code scanning reads.
+    let run = &log["runs"][0];
+    assert_eq!(run["columnKind"], "unicodeCodePoints");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert!(results.len() >= 4, "{log:#}");
+    let rule_ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mut seen_rules = std::collections::BTreeSet::new();
+    for result in results {
+        let rule_id = result["ruleId"].as_str().expect("ruleId");
+        seen_rules.insert(rule_id);
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rule_ids[index], rule_id, "ruleIndex points at its rule");
+        assert!(["error", "warning", "note"].contains(&result["level"].as_str().unwrap()));
+        assert!(!result["message"]["text"].as_str().unwrap().is_empty());
+        let fingerprint = result["partialFingerprints"]["sift/v1"].as_str().unwrap();
+        assert_eq!(fingerprint.len(), 16);
+        let location = &result["locations"][0]["physicalLocation"];
+        let uri = location["artifactLocation"]["uri"].as_str().unwrap();
+        assert!(!uri.starts_with('/') && !uri.contains(' '), "a relative URI reference: {uri}");
+        let region = &location["region"];
+        let (start, end) = (region["startLine"].as_u64().unwrap(), region["endLine"].as_u64());
+        assert!(start >= 1 && end.unwrap() >= start);
+    }
+    // Every rule listed has results, and every result's rule is listed.
+    assert_eq!(seen_rules.into_iter().collect::<Vec<_>>(), rule_ids);
+    let uris: Vec<&str> = results
+        .iter()
+        .map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"src/caf%C3%A9%20x.py"), "{uris:?}");
+    assert!(uris.contains(&"web/dup.js"), "{uris:?}");
+
+    // No findings is still a valid log, with the tool and an empty result list.
+    let clean = repo();
+    let log = json(&review(clean.path(), &["--format", "sarif"]));
+    assert_valid_sarif(&validator, &log);
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+}

@@ -255,6 +255,8 @@ pub fn to_sarif(items: &[ReportItem], pack: &RulePack) -> Value {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": rules,
             }},
+            // Columns count Unicode scalar values, not UTF-16 code units.
+            "columnKind": "unicodeCodePoints",
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
             "results": results,
         }],
