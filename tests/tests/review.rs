@@ -467,3 +467,39 @@ fn sarif_validates_against_the_official_schema_and_suits_code_scanning() {
     assert_valid_sarif(&validator, &log);
     assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
 }
+
+#[test]
+fn a_line_a_past_fix_removed_is_flagged_with_the_fix_cited() {
+    let dir = repo();
+    let page = "def page(first, size):\n    last = first + size + 1\n    return last\n";
+    write(dir.path(), "page.py", page);
+    commit_all(dir.path(), "Add pagination");
+    write(dir.path(), "page.py", page.replace(" + 1", ""));
+    commit_all(dir.path(), "Fix off-by-one in the last page");
+    let fix = git(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::create_dir_all(dir.path().join(".sift")).unwrap();
+
+    // A change elsewhere brings the removed line back (indented differently).
+    write(
+        dir.path(),
+        "other.py",
+        "def tail(first, size):\n  last  =  first + size + 1\n  return last\n",
+    );
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![("other.py".into(), 2, "history/reintroduced-fix".into())]);
+    let message = json(&out)["findings"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(&fix[..10]) && message.contains("off-by-one"), "{message}");
+    assert!(message.contains("page.py"), "{message}");
+    // Mined once per HEAD, cached where git does not see it.
+    let head_cache = dir.path().join(format!(".sift/cache/history-{fix}.json"));
+    assert!(head_cache.is_file());
+    assert!(!git(dir.path(), &["status", "--porcelain"]).contains("cache"));
+    // Lines the fix did not remove, or that only a non-fix commit removed, are not flagged.
+    write(dir.path(), "other.py", "def tail(first, size):\n    return first + size - 1\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
+    // It is a rule like the others: review.toml turns it off.
+    write(dir.path(), "other.py", "def tail(first, size):\n    last = first + size + 1\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    write(dir.path(), ".sift/review.toml", "[rules]\ndisable = [\"history/reintroduced-fix\"]\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
+}

@@ -15,6 +15,7 @@ use clap::{Args, ValueEnum};
 use sift_indexer::Language;
 use sift_runtime::review::diff::{ChangedFile, parse_unified_diff};
 use sift_runtime::review::feedback::{self, Feedback};
+use sift_runtime::review::history::{self, FixHistory};
 use sift_runtime::review::report::{self, LineFix, ReportItem};
 use sift_runtime::review::{
     Finding, LineFilter, ReviewConfig, RulePack, Severity, check_file, keep_most_important,
@@ -210,13 +211,20 @@ pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, R
 
     let mut findings: Vec<Finding> = Vec::new();
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
+    let fixes =
+        (pack.history_enabled() && !changes.is_empty()).then(|| fix_history(&root)).flatten();
     for (path, filter) in &changes {
         let Some(language) = Language::from_path(Path::new(path)) else { continue };
-        if !pack.covers(language) || !pack.includes_path(path) {
+        let history_here = fixes.as_ref().filter(|_| !pack.disabled_in(history::RULE_ID, path));
+        if !(pack.covers(language) || history_here.is_some()) || !pack.includes_path(path) {
             continue;
         }
         let Some(source) = read_source(&root, path, contents) else { continue };
-        let found = check_file(&pack, path, language, &source, Some(filter));
+        let mut found = check_file(&pack, path, language, &source, Some(filter));
+        if let Some(fixes) = history_here {
+            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
+        }
         if !found.is_empty() {
             findings.extend(found);
             sources.insert(path.clone(), source);
@@ -265,6 +273,44 @@ fn read_diff(file: &Path) -> Result<String> {
 /// Per changed file, the line filter of its added lines.
 fn into_filters(changes: Vec<ChangedFile>) -> Vec<(String, LineFilter)> {
     changes.into_iter().map(|c| (c.path, LineFilter::new(c.added))).collect()
+}
+
+/// What the repository's fix commits removed ([`FixHistory`]), mined from `git log` and cached in
+/// `.sift/cache/history-<HEAD>.json` (a cache: git-ignored, replaced when HEAD moves). `None`
+/// outside git or without commits.
+fn fix_history(root: &Path) -> Option<FixHistory> {
+    let head = resolve(root, "HEAD").ok()?;
+    let cache_dir = root.join(".sift").join("cache");
+    let cache = cache_dir.join(format!("history-{head}.json"));
+    if let Ok(text) = std::fs::read_to_string(&cache)
+        && let Ok(history) = serde_json::from_str::<FixHistory>(&text)
+    {
+        return Some(history);
+    }
+    let log = git(root, history::LOG_ARGS).ok()?;
+    let history = FixHistory::from_git_log(&String::from_utf8_lossy(&log));
+    // Only where sift already keeps its data (a review must not create `.sift/` by itself), with
+    // sift's `.sift/.gitignore`, which keeps `cache/` out of git.
+    if root.join(".sift").is_dir()
+        && let Ok(layout) = sift_indexer::Layout::new(root)
+        && layout.ensure().is_ok()
+    {
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&cache_dir)?;
+            for old in std::fs::read_dir(&cache_dir)?.flatten() {
+                if old.file_name().to_string_lossy().starts_with("history-") {
+                    let _ = std::fs::remove_file(old.path());
+                }
+            }
+            let tmp = cache_dir.join(format!("history-{head}.json.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, serde_json::to_vec(&history).unwrap_or_default())?;
+            std::fs::rename(&tmp, &cache)
+        };
+        if let Err(e) = write() {
+            tracing::warn!("cannot cache the fix history in {}: {e}", cache_dir.display());
+        }
+    }
+    Some(history)
 }
 
 /// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).

@@ -7,6 +7,7 @@
 //! - `check`: the few named checks in Rust that query predicates cannot express.
 //! - [`pack`]: a set of rules ([`RulePack`]): built-in, from `.sift/rules/`, configured.
 //! - [`config`]: `.sift/review.toml` ([`ReviewConfig`]), and silencing a rule in one file.
+//! - [`history`]: lines the repository's fix commits removed, flagged when a change adds them back.
 //! - [`feedback`]: remembered dismissals, `.sift/feedback/dismissed.jsonl` ([`Feedback`]).
 //! - [`engine`]: [`check_file`], and [`run_rule_tests`] for a rule's embedded cases.
 //! - [`finding`]: [`Finding`], [`Fix`], [`LineFilter`].
@@ -69,6 +70,7 @@ pub mod engine;
 pub mod error;
 pub mod feedback;
 pub mod finding;
+pub mod history;
 pub mod pack;
 pub mod report;
 pub mod rule;

@@ -21,6 +21,8 @@ pub struct RulePack {
     /// Path glob → rule id globs off there (`[rules.per_path_disable]`).
     per_path_disable: Vec<(String, Vec<String>)>,
     max_findings: Option<usize>,
+    /// Whether `history/reintroduced-fix` (lines a past fix removed) is off.
+    history_off: bool,
 }
 
 impl RulePack {
@@ -114,7 +116,10 @@ impl RulePack {
             .chain(c.severity.keys())
             .chain(c.per_path_disable.values().flatten());
         for pattern in patterns {
-            if !pattern.contains('*') && !self.rules.iter().any(|r| r.id == *pattern) {
+            if !pattern.contains('*')
+                && pattern != super::history::RULE_ID
+                && !self.rules.iter().any(|r| r.id == *pattern)
+            {
                 return Err(ReviewError::Config {
                     origin: if config.origin.is_empty() {
                         "review.toml".into()
@@ -127,6 +132,14 @@ impl RulePack {
         }
         let longest = |list: &[String], id: &str| {
             list.iter().filter(|p| glob::matches_id(p, id)).map(|p| p.len()).max()
+        };
+        self.history_off = match (
+            longest(&c.enable, super::history::RULE_ID),
+            longest(&c.disable, super::history::RULE_ID),
+        ) {
+            (Some(e), Some(d)) => e <= d,
+            (None, Some(_)) => true,
+            _ => false,
         };
         self.rules.retain(|rule| {
             let on = match (longest(&c.enable, &rule.id), longest(&c.disable, &rule.id)) {
@@ -193,6 +206,11 @@ impl RulePack {
         self.per_path_disable.iter().any(|(pattern, rules)| {
             glob::matches_path(pattern, path) && rules.iter().any(|r| glob::matches_id(r, id))
         })
+    }
+
+    /// Whether the history check (`history/reintroduced-fix`) runs; on unless disabled.
+    pub fn history_enabled(&self) -> bool {
+        !self.history_off
     }
 
     /// Whether any rule runs on `language`.
