@@ -54,6 +54,7 @@ const KNOWN_ENTRIES: &[&str] = &[
     "tmp",
     "cache",
     "config.toml",
+    "review.toml",
     "REVIEW.md",
     "rules",
     "memory",

@@ -316,3 +316,190 @@ fn diff_from_stdin() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
 }
+
+/// The fingerprint of the finding of `rule` in a JSON report.
+fn fingerprint_of(out: &Output, rule: &str) -> String {
+    json(out)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["rule"] == rule)
+        .unwrap_or_else(|| panic!("no {rule} finding: {}", stdout(out)))["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn feedback(root: &Path, args: &[&str]) -> Output {
+    sift().arg("feedback").args(args).arg("--path").arg(root).output().expect("sift runs")
+}
+
+#[test]
+fn dismissed_findings_stay_dismissed_for_that_code() {
+    let dir = repo();
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6), is_literal("app.py", 11)]);
+    let fp = fingerprint_of(&out, "python/is-literal");
+    // The text report shows the fingerprint to dismiss.
+    assert!(stdout(&review(dir.path(), &[])).contains(&format!("fingerprint {fp}")));
+
+    let out = feedback(dir.path(), &["dismiss", &fp, "--reason", "y is an enum member"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("python/is-literal in app.py"), "{}", stdout(&out));
+    let record =
+        std::fs::read_to_string(dir.path().join(".sift/feedback/dismissed.jsonl")).unwrap();
+    let record: serde_json::Value = serde_json::from_str(record.trim()).unwrap();
+    assert_eq!(record["kind"], "dismiss");
+    assert_eq!(record["fingerprint"], fp.as_str());
+    assert_eq!(record["rule"], "python/is-literal");
+    assert_eq!(record["path"], "app.py");
+    assert_eq!(record["reason"], "y is an enum member");
+    assert!(record["time"].as_str().unwrap().ends_with('Z'), "{record}");
+
+    // Every format leaves it out and says so; the exit status no longer fails on it.
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+    assert_eq!(json(&out)["suppressed"], 1);
+    let text = stdout(&review(dir.path(), &[]));
+    assert!(text.contains("1 suppressed by dismissals"), "{text}");
+    let md = stdout(&review(dir.path(), &["--format", "markdown"]));
+    assert!(md.contains("1 suppressed by dismissals"), "{md}");
+    let sarif = json(&review(dir.path(), &["--format", "sarif"]));
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 1);
+    let github = json(&review(dir.path(), &["--format", "github"]));
+    assert_eq!(github["comments"].as_array().unwrap().len(), 1);
+
+    // The same code moved down the file is still the dismissed finding…
+    write(dir.path(), "app.py", format!("{BASE}\nz = 0\n{ADDED_WARNING}{ADDED_ERROR}"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    // …but other code is reviewed afresh.
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}").replace("y is 1", "y is 2"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![is_literal("app.py", 7)]);
+
+    let list = feedback(dir.path(), &["list"]);
+    assert!(stdout(&list).contains(&fp) && stdout(&list).contains("y is an enum member"));
+    assert!(stdout(&list).contains("1 dismissed finding"), "{}", stdout(&list));
+    let forgot = feedback(dir.path(), &["forget", &fp]);
+    assert_eq!(forgot.status.code(), Some(0), "{}", stderr(&forgot));
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}"));
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![is_literal("app.py", 7)]);
+    assert!(stdout(&feedback(dir.path(), &["list"])).contains("0 dismissed findings"));
+
+    // Unknown fingerprints are errors that say what to do.
+    let out = feedback(dir.path(), &["dismiss", "0000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("sift review"), "{}", stderr(&out));
+    let out = feedback(dir.path(), &["forget", "0000000000000000"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// The official SARIF 2.1.0 schema (see `tests/data/sarif/PROVENANCE.md`).
+fn sarif_validator() -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("data/sarif/sarif-schema-2.1.0.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::validator_for(&schema).expect("the SARIF schema compiles")
+}
+
+fn assert_valid_sarif(validator: &jsonschema::Validator, log: &serde_json::Value) {
+    let errors: Vec<String> = validator.iter_errors(log).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "not valid SARIF 2.1.0: {errors:#?}\n{log:#}");
+}
+
+#[test]
+fn sarif_validates_against_the_official_schema_and_suits_code_scanning() {
+    let validator = sarif_validator();
+    // The schema check has teeth: a log missing what SARIF requires is rejected.
+    let broken = serde_json::json!({"version": "2.1.0", "runs": [{"results": []}]});
+    assert!(!validator.is_valid(&broken), "a run without a tool must not validate");
+
+    let dir = repo();
+    // Several rules and files, fixes, a multi-line finding, odd characters in a path.
+    write(dir.path(), "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    write(dir.path(), "src/café x.py", "def h(v):\n    é = v is 'a'\n    return é\n");
+    write(
+        dir.path(),
+        "web/dup.js",
+        "const cfg = {\n  retries: 1,\n  timeout: 2,\n  retries: 3,\n};\nif (x === x) {}\n",
+    );
+    let out = review(dir.path(), &["--format", "sarif"]);
+    let log = json(&out);
+    assert_valid_sarif(&validator, &log);
+
+    // What GitHub code scanning reads.
+    let run = &log["runs"][0];
+    assert_eq!(run["columnKind"], "unicodeCodePoints");
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    let results = run["results"].as_array().unwrap();
+    assert!(results.len() >= 4, "{log:#}");
+    let rule_ids: Vec<&str> = rules.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let mut seen_rules = std::collections::BTreeSet::new();
+    for result in results {
+        let rule_id = result["ruleId"].as_str().expect("ruleId");
+        seen_rules.insert(rule_id);
+        let index = result["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rule_ids[index], rule_id, "ruleIndex points at its rule");
+        assert!(["error", "warning", "note"].contains(&result["level"].as_str().unwrap()));
+        assert!(!result["message"]["text"].as_str().unwrap().is_empty());
+        let fingerprint = result["partialFingerprints"]["sift/v1"].as_str().unwrap();
+        assert_eq!(fingerprint.len(), 16);
+        let location = &result["locations"][0]["physicalLocation"];
+        let uri = location["artifactLocation"]["uri"].as_str().unwrap();
+        assert!(!uri.starts_with('/') && !uri.contains(' '), "a relative URI reference: {uri}");
+        let region = &location["region"];
+        let (start, end) = (region["startLine"].as_u64().unwrap(), region["endLine"].as_u64());
+        assert!(start >= 1 && end.unwrap() >= start);
+    }
+    // Every rule listed has results, and every result's rule is listed.
+    assert_eq!(seen_rules.into_iter().collect::<Vec<_>>(), rule_ids);
+    let uris: Vec<&str> = results
+        .iter()
+        .map(|r| r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].as_str().unwrap())
+        .collect();
+    assert!(uris.contains(&"src/caf%C3%A9%20x.py"), "{uris:?}");
+    assert!(uris.contains(&"web/dup.js"), "{uris:?}");
+
+    // No findings is still a valid log, with the tool and an empty result list.
+    let clean = repo();
+    let log = json(&review(clean.path(), &["--format", "sarif"]));
+    assert_valid_sarif(&validator, &log);
+    assert_eq!(log["runs"][0]["results"], serde_json::json!([]));
+}
+
+#[test]
+fn a_line_a_past_fix_removed_is_flagged_with_the_fix_cited() {
+    let dir = repo();
+    let page = "def page(first, size):\n    last = first + size + 1\n    return last\n";
+    write(dir.path(), "page.py", page);
+    commit_all(dir.path(), "Add pagination");
+    write(dir.path(), "page.py", page.replace(" + 1", ""));
+    commit_all(dir.path(), "Fix off-by-one in the last page");
+    let fix = git(dir.path(), &["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::create_dir_all(dir.path().join(".sift")).unwrap();
+
+    // A change elsewhere brings the removed line back (indented differently).
+    write(
+        dir.path(),
+        "other.py",
+        "def tail(first, size):\n  last  =  first + size + 1\n  return last\n",
+    );
+    let out = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&out), vec![("other.py".into(), 2, "history/reintroduced-fix".into())]);
+    let message = json(&out)["findings"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(&fix[..10]) && message.contains("off-by-one"), "{message}");
+    assert!(message.contains("page.py"), "{message}");
+    // Mined once per HEAD, cached where git does not see it.
+    let head_cache = dir.path().join(format!(".sift/cache/history-{fix}.json"));
+    assert!(head_cache.is_file());
+    assert!(!git(dir.path(), &["status", "--porcelain"]).contains("cache"));
+    // Lines the fix did not remove, or that only a non-fix commit removed, are not flagged.
+    write(dir.path(), "other.py", "def tail(first, size):\n    return first + size - 1\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
+    // It is a rule like the others: review.toml turns it off.
+    write(dir.path(), "other.py", "def tail(first, size):\n    last = first + size + 1\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    write(dir.path(), ".sift/review.toml", "[rules]\ndisable = [\"history/reintroduced-fix\"]\n");
+    assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
+}

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use sift_indexer::IndexConfig;
 
 mod eval;
+mod feedback;
 mod index;
 pub mod lsp;
 mod model;
@@ -42,6 +43,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Review a change: findings on the lines it added.
     Review(review::ReviewArgs),
+    /// The review findings marked as wrong: list, dismiss, forget.
+    Feedback(feedback::FeedbackArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -100,6 +103,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Model(args) => model::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
+        Command::Feedback(args) => feedback::run(args),
     }
 }
 
@@ -124,7 +128,7 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
 }
 
 /// The tables of `.sift/config.toml` that editors may also set (through `initializationOptions`).
-pub const CONFIG_TABLES: [&str; 2] = ["index", "embed"];
+pub const CONFIG_TABLES: [&str; 3] = ["index", "embed", "review"];
 
 /// Reads `ROOT/.sift/config.toml` (an empty table when there is none), with `overrides` (an
 /// object of tables, as editors send in `initializationOptions`) laid over its `[index]` and

@@ -14,6 +14,8 @@ use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, ValueEnum};
 use sift_indexer::Language;
 use sift_runtime::review::diff::{ChangedFile, parse_unified_diff};
+use sift_runtime::review::feedback::{self, Feedback};
+use sift_runtime::review::history::{self, FixHistory};
 use sift_runtime::review::report::{self, LineFix, ReportItem};
 use sift_runtime::review::{
     Finding, LineFilter, ReviewConfig, RulePack, Severity, check_file, keep_most_important,
@@ -104,21 +106,24 @@ enum Contents {
 pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let (reviewed, pack) = review(
         &args.repo.root(),
-        args.base.as_deref(),
-        args.staged,
-        args.diff.as_deref(),
-        args.max_findings,
+        &Request {
+            base: args.base.as_deref(),
+            staged: args.staged,
+            diff: args.diff.as_deref(),
+            max_findings: args.max_findings,
+            ..Request::default()
+        },
     )?;
-    let (items, total) = (reviewed.items, reviewed.total);
+    let (items, total, suppressed) = (reviewed.items, reviewed.total, reviewed.suppressed);
     let out = match args.format {
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            report::to_text(&items, total, color)
+            report::to_text(&items, total, suppressed, color)
         }
-        Format::Markdown => report::to_markdown(&items, total),
-        Format::Json => pretty(&report::to_json(&items, total))?,
+        Format::Markdown => report::to_markdown(&items, total, suppressed),
+        Format::Json => pretty(&report::to_json(&items, total, suppressed))?,
         Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
-        Format::Github => pretty(&report::to_github(&items, total))?,
+        Format::Github => pretty(&report::to_github(&items, total, suppressed))?,
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
@@ -139,21 +144,37 @@ pub(crate) struct Reviewed {
     pub root: PathBuf,
     /// The findings kept.
     pub items: Vec<ReportItem>,
-    /// Findings before the cap.
+    /// Findings before the cap (dismissed ones not counted).
     pub total: usize,
+    /// Findings left out because they were dismissed (`.sift/feedback/`).
+    pub suppressed: usize,
     /// The reviewed text of each file with findings (repository-relative path).
     pub sources: BTreeMap<String, String>,
 }
 
-/// Reviews a change of the repository containing `given` (see [`ReviewArgs`]); `sift review` and
-/// the language server's `sift.review` command share it.
-pub(crate) fn review(
-    given: &Path,
-    base: Option<&str>,
-    staged: bool,
-    diff: Option<&Path>,
-    max_findings: Option<usize>,
-) -> Result<(Reviewed, RulePack)> {
+/// Which change a review looks at (see [`ReviewArgs`]); the default is the working tree against
+/// `HEAD`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Request<'a> {
+    /// `--base REV`.
+    pub base: Option<&'a str>,
+    /// `--staged`.
+    pub staged: bool,
+    /// `--diff FILE`.
+    pub diff: Option<&'a Path>,
+    /// `--max-findings N`.
+    pub max_findings: Option<usize>,
+    /// Only these files (absolute, or relative to the repository root); all when `None`.
+    pub only: Option<&'a [PathBuf]>,
+    /// Report dismissed findings too (`sift feedback dismiss` looks for them).
+    pub keep_dismissed: bool,
+}
+
+/// Reviews a change of the repository containing `given`; `sift review`, `sift feedback` and the
+/// language server (`sift.review`, review on save) share it. Findings dismissed in
+/// `.sift/feedback/` are left out and counted.
+pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, RulePack)> {
+    let Request { base, staged, diff, max_findings, only, keep_dismissed } = *request;
     if !given.is_dir() {
         bail!("not a directory: {}", given.display());
     }
@@ -169,9 +190,17 @@ pub(crate) fn review(
         None => {
             let root = toplevel(given)
                 .ok_or_else(|| anyhow!("not a git repository: {}", given.display()))?;
-            let (changes, contents) = git_changes(&root, base, staged)?;
+            let only = only.map(|paths| relative_paths(&root, paths));
+            let (changes, contents) = git_changes(&root, base, staged, only.as_deref())?;
             (root, changes, contents)
         }
+    };
+    let changes = match only {
+        Some(paths) => {
+            let wanted = relative_paths(&root, paths);
+            changes.into_iter().filter(|(p, _)| wanted.contains(p)).collect()
+        }
+        None => changes,
     };
 
     let config = ReviewConfig::load(&root.join(".sift").join("review.toml"))?;
@@ -182,18 +211,33 @@ pub(crate) fn review(
 
     let mut findings: Vec<Finding> = Vec::new();
     let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
+    let fixes =
+        (pack.history_enabled() && !changes.is_empty()).then(|| fix_history(&root)).flatten();
     for (path, filter) in &changes {
         let Some(language) = Language::from_path(Path::new(path)) else { continue };
-        if !pack.covers(language) || !pack.includes_path(path) {
+        let history_here = fixes.as_ref().filter(|_| !pack.disabled_in(history::RULE_ID, path));
+        if !(pack.covers(language) || history_here.is_some()) || !pack.includes_path(path) {
             continue;
         }
         let Some(source) = read_source(&root, path, contents) else { continue };
-        let found = check_file(&pack, path, language, &source, Some(filter));
+        let mut found = check_file(&pack, path, language, &source, Some(filter));
+        if let Some(fixes) = history_here {
+            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
+        }
         if !found.is_empty() {
             findings.extend(found);
             sources.insert(path.clone(), source);
         }
     }
+    let dismissed = if keep_dismissed {
+        Feedback::default()
+    } else {
+        Feedback::load(&feedback::dismissed_path(&root))?
+    };
+    let before = findings.len();
+    findings.retain(|f| !dismissed.is_dismissed(&f.fingerprint));
+    let suppressed = before - findings.len();
     let total = findings.len();
     keep_most_important(&mut findings, max);
     let items: Vec<ReportItem> = findings
@@ -207,7 +251,7 @@ pub(crate) fn review(
             ReportItem { finding, fix }
         })
         .collect();
-    Ok((Reviewed { root, items, total, sources }, pack))
+    Ok((Reviewed { root, items, total, suppressed, sources }, pack))
 }
 
 fn pretty(value: &serde_json::Value) -> Result<String> {
@@ -231,8 +275,61 @@ fn into_filters(changes: Vec<ChangedFile>) -> Vec<(String, LineFilter)> {
     changes.into_iter().map(|c| (c.path, LineFilter::new(c.added))).collect()
 }
 
+/// What the repository's fix commits removed ([`FixHistory`]), mined from `git log` and cached in
+/// `.sift/cache/history-<HEAD>.json` (a cache: git-ignored, replaced when HEAD moves). `None`
+/// outside git or without commits.
+fn fix_history(root: &Path) -> Option<FixHistory> {
+    let head = resolve(root, "HEAD").ok()?;
+    let cache_dir = root.join(".sift").join("cache");
+    let cache = cache_dir.join(format!("history-{head}.json"));
+    if let Ok(text) = std::fs::read_to_string(&cache)
+        && let Ok(history) = serde_json::from_str::<FixHistory>(&text)
+    {
+        return Some(history);
+    }
+    let log = git(root, history::LOG_ARGS).ok()?;
+    let history = FixHistory::from_git_log(&String::from_utf8_lossy(&log));
+    // Only where sift already keeps its data (a review must not create `.sift/` by itself), with
+    // sift's `.sift/.gitignore`, which keeps `cache/` out of git.
+    if root.join(".sift").is_dir()
+        && let Ok(layout) = sift_indexer::Layout::new(root)
+        && layout.ensure().is_ok()
+    {
+        let write = || -> std::io::Result<()> {
+            std::fs::create_dir_all(&cache_dir)?;
+            for old in std::fs::read_dir(&cache_dir)?.flatten() {
+                if old.file_name().to_string_lossy().starts_with("history-") {
+                    let _ = std::fs::remove_file(old.path());
+                }
+            }
+            let tmp = cache_dir.join(format!("history-{head}.json.{}.tmp", std::process::id()));
+            std::fs::write(&tmp, serde_json::to_vec(&history).unwrap_or_default())?;
+            std::fs::rename(&tmp, &cache)
+        };
+        if let Err(e) = write() {
+            tracing::warn!("cannot cache the fix history in {}: {e}", cache_dir.display());
+        }
+    }
+    Some(history)
+}
+
+/// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).
+fn relative_paths(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            if p.is_relative() {
+                return Some(p.clone());
+            }
+            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            p.strip_prefix(root).ok().map(Path::to_path_buf)
+        })
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect()
+}
+
 /// The repository's top folder, or `None` outside a git repository.
-fn toplevel(dir: &Path) -> Option<PathBuf> {
+pub(crate) fn toplevel(dir: &Path) -> Option<PathBuf> {
     let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
     let text = String::from_utf8(out).ok()?;
     let path = text.trim_end_matches(['\n', '\r']);
@@ -268,11 +365,16 @@ fn resolve(root: &Path, rev: &str) -> Result<String> {
 
 /// The files a git change added lines to: the working tree (with untracked files, whose lines
 /// are all new) against `base`'s merge-base with HEAD or against HEAD, or the index against HEAD.
+/// With `only`, just those paths (relative to `root`).
 fn git_changes(
     root: &Path,
     base: Option<&str>,
     staged: bool,
+    only: Option<&[String]>,
 ) -> Result<(Vec<(String, LineFilter)>, Contents)> {
+    // Literal pathspecs: a file named `a*.py` is that file, not a pattern.
+    let pathspecs: Vec<String> =
+        only.unwrap_or_default().iter().map(|p| format!(":(literal){p}")).collect();
     let head = resolve(root, "HEAD")
         .map_err(|_| anyhow!("unknown revision `HEAD`: the repository has no commit yet"))?;
     let from = match base {
@@ -301,6 +403,7 @@ fn git_changes(
     }
     cmd.push(&from);
     cmd.push("--");
+    cmd.extend(pathspecs.iter().map(String::as_str));
     let diff = git(root, &cmd)?;
     let changes =
         parse_unified_diff(&String::from_utf8_lossy(&diff)).context("cannot read git's diff")?;
@@ -308,7 +411,9 @@ fn git_changes(
     if staged {
         return Ok((filters, Contents::Index));
     }
-    let untracked = git(root, &["ls-files", "--others", "--exclude-standard", "-z"])?;
+    let mut ls = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
+    ls.extend(pathspecs.iter().map(String::as_str));
+    let untracked = git(root, &ls)?;
     for path in untracked.split(|&b| b == 0).filter(|p| !p.is_empty()) {
         if let Ok(path) = std::str::from_utf8(path) {
             filters.push((path.to_string(), LineFilter::new([1..=usize::MAX])));

@@ -20,15 +20,16 @@ use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::diagnostics::{self, Finding, Findings};
-use super::position::{Encoding, LineIndex, apply_change};
+use super::position::{Encoding, apply_change};
 use super::protocol::{self, SearchParams, SearchResponse, SearchResult, StatusResponse};
+use super::review::Reviews;
 use super::workspace::{ProgressEvent, Workspace};
 use crate::watch::{Change, TreeWatcher, watch_tree};
 
 /// Shared server state.
 pub struct Backend {
     client: Client,
-    encoding: OnceLock<Encoding>,
+    encoding: Arc<OnceLock<Encoding>>,
     workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
     roots: Mutex<Vec<PathBuf>>,
     progress_supported: std::sync::atomic::AtomicBool,
@@ -40,12 +41,11 @@ pub struct Backend {
     init_options: Mutex<Option<Value>>,
     docs: mpsc::UnboundedSender<DocEvent>,
     /// The latest version the client announced per open document (updated in arrival order).
-    versions: Mutex<HashMap<Uri, i32>>,
+    versions: Arc<Mutex<HashMap<Uri, i32>>>,
     /// Open documents' text as the document task last applied it.
     texts: Arc<Mutex<HashMap<Uri, String>>>,
-    findings: Mutex<Findings>,
-    /// Documents the last `sift.review` published findings for (cleared by the next one).
-    reviewed: Mutex<std::collections::HashSet<Uri>>,
+    /// Published findings, `sift.review` and review on save.
+    reviews: Arc<Reviews>,
     docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
     watchers: Mutex<Vec<TreeWatcher>>,
 }
@@ -60,7 +60,7 @@ enum DocEvent {
     FilesChanged,
 }
 
-fn internal(message: impl Into<String>) -> Error {
+pub(super) fn internal(message: impl Into<String>) -> Error {
     Error { code: ErrorCode::InternalError, message: message.into().into(), data: None }
 }
 
@@ -83,7 +83,7 @@ async fn guarded_notification(name: &str, fut: impl Future<Output = ()>) {
     }
 }
 
-fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
     panic
         .downcast_ref::<&str>()
         .map(|s| s.to_string())
@@ -95,19 +95,27 @@ impl Backend {
     /// A backend talking to `client`.
     pub fn new(client: Client) -> Backend {
         let (tx, rx) = mpsc::unbounded_channel();
+        let encoding = Arc::new(OnceLock::new());
+        let texts = Arc::new(Mutex::new(HashMap::new()));
+        let versions = Arc::new(Mutex::new(HashMap::new()));
+        let reviews = Arc::new(Reviews::new(
+            client.clone(),
+            encoding.clone(),
+            texts.clone(),
+            versions.clone(),
+        ));
         Backend {
             client,
-            encoding: OnceLock::new(),
+            encoding,
             workspaces: Arc::new(RwLock::new(Vec::new())),
             roots: Mutex::new(Vec::new()),
             progress_supported: Default::default(),
             test_hooks: Default::default(),
             init_options: Mutex::new(None),
             docs: tx,
-            versions: Mutex::new(HashMap::new()),
-            texts: Arc::new(Mutex::new(HashMap::new())),
-            findings: Mutex::new(Findings::default()),
-            reviewed: Mutex::new(Default::default()),
+            versions,
+            texts,
+            reviews,
             docs_rx: Mutex::new(Some(rx)),
             watchers: Mutex::new(Vec::new()),
         }
@@ -164,7 +172,7 @@ impl Backend {
     }
 
     fn findings(&self) -> std::sync::MutexGuard<'_, Findings> {
-        self.findings.lock().unwrap_or_else(|e| e.into_inner())
+        self.reviews.findings()
     }
 
     /// Records the version the client just announced (called in arrival order, before the
@@ -179,27 +187,12 @@ impl Backend {
 
     /// The document's text as the user sees it: the open buffer, else the file on disk.
     fn text_of(&self, uri: &Uri) -> String {
-        if let Some(text) = self.texts.lock().unwrap_or_else(|e| e.into_inner()).get(uri) {
-            return text.clone();
-        }
-        uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
+        self.reviews.text_of(uri)
     }
 
     /// Replaces the findings of `uri` (computed for document `version`) and publishes them.
     pub async fn set_findings(&self, uri: Uri, version: Option<i32>, findings: Vec<Finding>) {
-        self.findings().set(uri.clone(), version, findings);
-        self.publish(&uri).await;
-    }
-
-    /// Publishes the visible findings of `uri` as diagnostics.
-    async fn publish(&self, uri: &Uri) {
-        let (visible, version) = {
-            let findings = self.findings();
-            (findings.visible(uri), findings.version(uri))
-        };
-        let text = self.text_of(uri);
-        let diagnostics = diagnostics::to_diagnostics(&visible, &text, self.encoding());
-        self.client.publish_diagnostics(uri.clone(), diagnostics, version).await;
+        self.reviews.set_findings(uri, version, findings).await;
     }
 
     /// Sends a finding's fix to the client through `workspace/applyEdit`, which asks the user to
@@ -232,61 +225,7 @@ impl Backend {
     /// does) and publishes the findings as diagnostics, replacing the previous review's.
     async fn review(&self) -> Result<Value> {
         let roots: Vec<PathBuf> = self.workspaces().iter().map(|w| w.root.clone()).collect();
-        let reviewed = tokio::task::spawn_blocking(move || {
-            roots
-                .into_iter()
-                .map(|root| {
-                    let result = crate::cli::review::review(&root, None, false, None, None)
-                        .map(|(r, _)| r)
-                        .map_err(|e| crate::cli::describe(&e));
-                    (root, result)
-                })
-                .collect::<Vec<_>>()
-        })
-        .await
-        .map_err(|e| internal(format!("review crashed: {e}")))?;
-        let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
-        let mut errors = Vec::new();
-        let mut count = 0;
-        for (root, result) in reviewed {
-            let reviewed = match result {
-                Ok(r) => r,
-                Err(e) => {
-                    errors.push(format!("{}: {e}", root.display()));
-                    continue;
-                }
-            };
-            for item in &reviewed.items {
-                let f = &item.finding;
-                let Some(uri) = Uri::from_file_path(reviewed.root.join(&f.path)) else { continue };
-                let source = reviewed.sources.get(&f.path).map(String::as_str).unwrap_or("");
-                by_uri.entry(uri).or_default().push(review_finding(f, source));
-                count += 1;
-            }
-        }
-        let previous = std::mem::replace(
-            &mut *self.reviewed.lock().unwrap_or_else(|e| e.into_inner()),
-            by_uri.keys().cloned().collect(),
-        );
-        for uri in previous.into_iter().filter(|u| !by_uri.contains_key(u)) {
-            self.set_findings(uri, None, Vec::new()).await;
-        }
-        let files = by_uri.len();
-        for (uri, findings) in by_uri {
-            let version = self.current_version(&uri);
-            self.set_findings(uri, version, findings).await;
-        }
-        let mut message = format!(
-            "{count} finding{} in {files} file{} on the lines changed since HEAD",
-            if count == 1 { "" } else { "s" },
-            if files == 1 { "" } else { "s" }
-        );
-        if !errors.is_empty() {
-            message = format!("{message}; {}", errors.join("; "));
-        }
-        Ok(serde_json::json!({
-            "findings": count, "files": files, "errors": errors, "message": message
-        }))
+        self.reviews.review_all(roots).await
     }
 
     fn status(&self) -> StatusResponse {
@@ -311,6 +250,7 @@ impl Backend {
         // Each root's settings come from its `.sift/config.toml`, with the editor's settings
         // (initializationOptions) laid over them.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let review_overrides = overrides.clone();
         type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
         let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed)> {
             let (table, path) = crate::cli::config_table(root, overrides.as_ref())?;
@@ -356,6 +296,7 @@ impl Backend {
             }
         }
         *self.workspaces.write().unwrap_or_else(|e| e.into_inner()) = opened.clone();
+        self.reviews.start(opened.iter().map(|ws| ws.root.clone()).collect(), review_overrides);
         // Watching a large tree adds a watch per folder: also off the loop, after indexing began.
         let watching = tokio::task::spawn_blocking(move || {
             opened
@@ -396,42 +337,6 @@ type Ongoing = HashMap<
         u32,
     ),
 >;
-
-/// A rule finding (byte offsets into `source`) as a diagnostic-ready finding.
-fn review_finding(f: &sift_runtime::review::Finding, source: &str) -> Finding {
-    let lines = LineIndex::new(source);
-    let span = |start: usize, end: usize| {
-        // UTF-8 positions: 0-based lines and byte columns, which is what a `Span` holds.
-        let (a, b) = (
-            lines.position(source, start, Encoding::Utf8),
-            lines.position(source, end, Encoding::Utf8),
-        );
-        diagnostics::Span {
-            start_line: a.line,
-            start_col: a.character,
-            end_line: b.line,
-            end_col: b.character,
-        }
-    };
-    let severity = match f.severity {
-        sift_runtime::review::Severity::Error => diagnostics::Severity::Error,
-        sift_runtime::review::Severity::Warning => diagnostics::Severity::Warning,
-        _ => diagnostics::Severity::Info,
-    };
-    Finding {
-        id: f.fingerprint.clone(),
-        rule: f.rule.clone(),
-        severity,
-        message: format!("{} ({})", f.message, f.rationale),
-        span: span(f.start_byte, f.end_byte),
-        related: Vec::new(),
-        fix: f.fix.as_ref().map(|fix| diagnostics::Fix {
-            title: format!("Apply sift's fix for {}", f.rule),
-            span: span(fix.start_byte, fix.end_byte),
-            replacement: fix.replacement.clone(),
-        }),
-    }
-}
 
 /// The search modes of `sift/search`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -862,6 +767,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.reviews.saved(params.text_document.uri.clone());
         let _ = self.docs.send(DocEvent::Saved(params.text_document.uri));
     }
 
@@ -946,23 +852,32 @@ impl LanguageServer for Backend {
                 diagnostics::CMD_DISMISS
                 | diagnostics::CMD_SILENCE
                 | diagnostics::CMD_APPLY_FIX => {
-                    let [Value::String(uri), Value::String(what)] = params.arguments.as_slice()
-                    else {
-                        return Err(Error::invalid_params(format!(
-                            "{} takes [uri, id or rule]",
-                            params.command
-                        )));
+                    let (uri, what, reason) = match params.arguments.as_slice() {
+                        [Value::String(uri), Value::String(what)] => (uri, what, None),
+                        [Value::String(uri), Value::String(what), Value::String(reason)]
+                            if params.command == diagnostics::CMD_DISMISS =>
+                        {
+                            (uri, what, Some(reason.clone()))
+                        }
+                        _ => {
+                            return Err(Error::invalid_params(format!(
+                                "{} takes [uri, id or rule] (sift.dismiss: and an optional reason)",
+                                params.command
+                            )));
+                        }
                     };
                     let uri: Uri = uri
                         .parse()
                         .map_err(|_| Error::invalid_params(format!("not a URI: {uri}")))?;
                     match params.command.as_str() {
-                        diagnostics::CMD_DISMISS => self.findings().dismiss(what),
-                        diagnostics::CMD_SILENCE => self.findings().silence(&uri, what),
-                        _ => return self.apply_fix(&uri, what).await.map(Some),
+                        diagnostics::CMD_DISMISS => {
+                            self.reviews.dismiss(&uri, what, reason).await.map(Some)
+                        }
+                        diagnostics::CMD_SILENCE => {
+                            self.reviews.silence(&uri, what).await.map(Some)
+                        }
+                        _ => self.apply_fix(&uri, what).await.map(Some),
                     }
-                    self.publish(&uri).await;
-                    Ok(Some(Value::Bool(true)))
                 }
                 "sift.test.publish"
                     if self.test_hooks.load(std::sync::atomic::Ordering::Relaxed) =>

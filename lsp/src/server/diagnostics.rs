@@ -119,6 +119,11 @@ impl Findings {
             .collect()
     }
 
+    /// Whether `uri` has findings (visible or not).
+    pub fn has(&self, uri: &Uri) -> bool {
+        self.by_uri.get(uri).is_some_and(|(_, f)| !f.is_empty())
+    }
+
     /// The document version the findings of `uri` were computed for.
     pub fn version(&self, uri: &Uri) -> Option<i32> {
         self.by_uri.get(uri).and_then(|(v, _)| *v)

@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod framing;
 pub mod position;
 pub mod protocol;
+pub mod review;
 pub mod semantic;
 pub mod workspace;
 

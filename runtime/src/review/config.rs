@@ -12,6 +12,9 @@
 //! [rules.severity]
 //! "python/mutable-default-arg" = "error"
 //!
+//! [rules.per_path_disable]              # rules off in some paths (the editor's "silence")
+//! "/web/legacy.py" = ["python/is-literal"]
+//!
 //! [paths]
 //! include = ["src/**"]                  # when set, only these paths are reviewed
 //! exclude = ["vendor", "**/*_pb2.py"]   # never reviewed
@@ -57,6 +60,8 @@ pub struct RulesConfig {
     pub severity: BTreeMap<String, Severity>,
     /// Rules whose confidence is below this do not run.
     pub min_confidence: Option<f32>,
+    /// Path glob → rule id globs that do not run on matching paths.
+    pub per_path_disable: BTreeMap<String, Vec<String>>,
 }
 
 /// The `[paths]` table.
@@ -104,6 +109,74 @@ impl ReviewConfig {
     }
 }
 
+/// Turns `rule` off for exactly the file `path` (relative to the repository root) in the
+/// `review.toml` at `config_path`, as the editor's "silence this rule in this file" does: an entry
+/// of `[rules.per_path_disable]`, added to the file's text with its comments and layout kept
+/// (the file is created when missing). Returns whether the file changed.
+pub fn silence_rule_in(config_path: &Path, path: &str, rule: &str) -> Result<bool> {
+    let text = match std::fs::read_to_string(config_path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(source) => return Err(ReviewError::Io { path: config_path.to_path_buf(), source }),
+    };
+    let origin = config_path.display().to_string();
+    let Some(new) = with_rule_silenced(&origin, &text, path, rule)? else { return Ok(false) };
+    if let Some(dir) = config_path.parent() {
+        std::fs::create_dir_all(dir)
+            .map_err(|source| ReviewError::Io { path: dir.to_path_buf(), source })?;
+    }
+    // Through a temporary file and a rename: a crash leaves the old file or the new one.
+    let tmp = config_path.with_extension(format!("toml.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, new.as_bytes())
+        .and_then(|()| std::fs::rename(&tmp, config_path))
+        .map_err(|source| ReviewError::Io { path: config_path.to_path_buf(), source })?;
+    Ok(true)
+}
+
+/// The text of a `review.toml` with `rule` off for the file `path`; `None` when it already is.
+pub fn with_rule_silenced(
+    origin: &str,
+    text: &str,
+    path: &str,
+    rule: &str,
+) -> Result<Option<String>> {
+    let bad = |message: String| ReviewError::Config { origin: origin.to_string(), message };
+    let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| bad(format!("{e}")))?;
+    // Anchored: a pattern without `/` would match that name in every folder.
+    let pattern = format!("/{}", path.trim_start_matches('/'));
+    let rules = doc
+        .entry("rules")
+        .or_insert_with(|| {
+            // Only `[rules.per_path_disable]` is written, not an empty `[rules]` above it.
+            let mut t = toml_edit::Table::new();
+            t.set_implicit(true);
+            toml_edit::Item::Table(t)
+        })
+        .as_table_like_mut()
+        .ok_or_else(|| bad("`rules` is not a table".into()))?;
+    let per_path = rules.entry("per_path_disable").or_insert_with(|| {
+        let mut t = toml_edit::Table::new();
+        t.set_implicit(false);
+        toml_edit::Item::Table(t)
+    });
+    let per_path = per_path
+        .as_table_like_mut()
+        .ok_or_else(|| bad("`rules.per_path_disable` is not a table".into()))?;
+    let list = per_path
+        .entry(&pattern)
+        .or_insert_with(|| toml_edit::value(toml_edit::Array::new()))
+        .as_array_mut()
+        .ok_or_else(|| bad(format!("`rules.per_path_disable.\"{pattern}\"` is not a list")))?;
+    if list.iter().any(|v| v.as_str() == Some(rule)) {
+        return Ok(None);
+    }
+    list.push(rule);
+    let new = doc.to_string();
+    // What we wrote must still be a valid configuration.
+    ReviewConfig::from_toml(origin, &new)?;
+    Ok(Some(new))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -128,6 +201,31 @@ exclude = ["vendor"]
         assert_eq!(c.rules.severity["go/self-comparison"], Severity::Error);
         assert_eq!(c.paths.exclude, vec!["vendor"]);
         assert_eq!(ReviewConfig::from_toml("r", "").unwrap().rules, RulesConfig::default());
+    }
+
+    #[test]
+    fn silencing_adds_a_per_path_entry_and_keeps_comments() {
+        let text = "# team settings\nmax_findings = 5\n\n[rules]\ndisable = [\"go/*\"] # no Go\n";
+        let new = with_rule_silenced("r", text, "web/a.py", "python/is-literal").unwrap().unwrap();
+        assert!(new.starts_with("# team settings\nmax_findings = 5\n"), "{new}");
+        assert!(new.contains("# no Go"), "{new}");
+        let c = ReviewConfig::from_toml("r", &new).unwrap();
+        assert_eq!(c.rules.per_path_disable["/web/a.py"], vec!["python/is-literal"]);
+        assert_eq!(c.rules.disable, vec!["go/*"]);
+        let again = with_rule_silenced("r", &new, "web/a.py", "python/is-literal").unwrap();
+        assert_eq!(again, None, "already silenced");
+        let two = with_rule_silenced("r", &new, "web/a.py", "python/x").unwrap().unwrap();
+        let c = ReviewConfig::from_toml("r", &two).unwrap();
+        assert_eq!(c.rules.per_path_disable["/web/a.py"], vec!["python/is-literal", "python/x"]);
+        let fresh = with_rule_silenced("r", "", "a.py", "python/x").unwrap().unwrap();
+        assert_eq!(fresh.trim(), "[rules.per_path_disable]\n\"/a.py\" = [\"python/x\"]");
+
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(".sift/review.toml");
+        assert!(silence_rule_in(&file, "a.py", "python/x").unwrap());
+        assert!(!silence_rule_in(&file, "a.py", "python/x").unwrap());
+        let c = ReviewConfig::load(&file).unwrap();
+        assert_eq!(c.rules.per_path_disable["/a.py"], vec!["python/x"]);
     }
 
     #[test]

@@ -45,6 +45,7 @@ pub fn check_file(
         .rules()
         .iter()
         .filter(|r| !(r.skip_tests && test_file))
+        .filter(|r| !pack.disabled_in(&r.id, path))
         .filter_map(|r| r.query_for(language).map(|q| (r, q)))
         .collect();
     if rules.is_empty() {

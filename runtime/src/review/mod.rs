@@ -6,7 +6,9 @@
 //! - [`rule`]: one rule file, parsed and compiled per language ([`Rule`], [`Severity`]).
 //! - `check`: the few named checks in Rust that query predicates cannot express.
 //! - [`pack`]: a set of rules ([`RulePack`]): built-in, from `.sift/rules/`, configured.
-//! - [`config`]: `.sift/review.toml` ([`ReviewConfig`]).
+//! - [`config`]: `.sift/review.toml` ([`ReviewConfig`]), and silencing a rule in one file.
+//! - [`history`]: lines the repository's fix commits removed, flagged when a change adds them back.
+//! - [`feedback`]: remembered dismissals, `.sift/feedback/dismissed.jsonl` ([`Feedback`]).
 //! - [`engine`]: [`check_file`], and [`run_rule_tests`] for a rule's embedded cases.
 //! - [`finding`]: [`Finding`], [`Fix`], [`LineFilter`].
 //! - `glob`: globs for rule ids and paths in the configuration.
@@ -66,7 +68,9 @@ pub mod config;
 pub mod diff;
 pub mod engine;
 pub mod error;
+pub mod feedback;
 pub mod finding;
+pub mod history;
 pub mod model;
 pub mod pack;
 pub mod report;
@@ -82,6 +86,7 @@ pub use engine::{
     MAX_SOURCE_BYTES, TEST_PATH_GLOBS, TestFailure, check_file, is_test_path, run_rule_tests,
 };
 pub use error::{Result, ReviewError};
+pub use feedback::{Dismissal, Feedback};
 pub use finding::{Finding, Fix, LineFilter, keep_most_important};
 pub use pack::RulePack;
 pub use rule::{Rule, RuleTest, Severity, language_from_name};

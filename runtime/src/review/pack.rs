@@ -18,7 +18,11 @@ pub struct RulePack {
     rules: Vec<Rule>,
     include: Vec<String>,
     exclude: Vec<String>,
+    /// Path glob → rule id globs off there (`[rules.per_path_disable]`).
+    per_path_disable: Vec<(String, Vec<String>)>,
     max_findings: Option<usize>,
+    /// Whether `history/reintroduced-fix` (lines a past fix removed) is off.
+    history_off: bool,
 }
 
 impl RulePack {
@@ -105,9 +109,17 @@ impl RulePack {
     /// severity entry without a `*` that names no rule is an error, to catch typos.
     pub fn apply_config(&mut self, config: &ReviewConfig) -> Result<()> {
         let c = &config.rules;
-        let patterns = c.enable.iter().chain(&c.disable).chain(c.severity.keys());
+        let patterns = c
+            .enable
+            .iter()
+            .chain(&c.disable)
+            .chain(c.severity.keys())
+            .chain(c.per_path_disable.values().flatten());
         for pattern in patterns {
-            if !pattern.contains('*') && !self.rules.iter().any(|r| r.id == *pattern) {
+            if !pattern.contains('*')
+                && pattern != super::history::RULE_ID
+                && !self.rules.iter().any(|r| r.id == *pattern)
+            {
                 return Err(ReviewError::Config {
                     origin: if config.origin.is_empty() {
                         "review.toml".into()
@@ -120,6 +132,14 @@ impl RulePack {
         }
         let longest = |list: &[String], id: &str| {
             list.iter().filter(|p| glob::matches_id(p, id)).map(|p| p.len()).max()
+        };
+        self.history_off = match (
+            longest(&c.enable, super::history::RULE_ID),
+            longest(&c.disable, super::history::RULE_ID),
+        ) {
+            (Some(e), Some(d)) => e <= d,
+            (None, Some(_)) => true,
+            _ => false,
         };
         self.rules.retain(|rule| {
             let on = match (longest(&c.enable, &rule.id), longest(&c.disable, &rule.id)) {
@@ -143,6 +163,8 @@ impl RulePack {
         }
         self.include = config.paths.include.clone();
         self.exclude = config.paths.exclude.clone();
+        self.per_path_disable =
+            c.per_path_disable.iter().map(|(p, rules)| (p.clone(), rules.clone())).collect();
         self.max_findings = config.max_findings;
         Ok(())
     }
@@ -177,6 +199,18 @@ impl RulePack {
     pub fn includes_path(&self, path: &str) -> bool {
         (self.include.is_empty() || self.include.iter().any(|p| glob::matches_path(p, path)))
             && !self.exclude.iter().any(|p| glob::matches_path(p, path))
+    }
+
+    /// Whether `[rules.per_path_disable]` turns rule `id` off for `path`.
+    pub fn disabled_in(&self, id: &str, path: &str) -> bool {
+        self.per_path_disable.iter().any(|(pattern, rules)| {
+            glob::matches_path(pattern, path) && rules.iter().any(|r| glob::matches_id(r, id))
+        })
+    }
+
+    /// Whether the history check (`history/reintroduced-fix`) runs; on unless disabled.
+    pub fn history_enabled(&self) -> bool {
+        !self.history_off
     }
 
     /// Whether any rule runs on `language`.
@@ -288,6 +322,20 @@ mod tests {
         assert!(!pack.includes_path("lib/a.py"));
         assert!(!pack.includes_path("src/gen/a.py"));
         assert!(!pack.includes_path("src/x/a_pb2.py"));
+
+        let mut pack = RulePack::builtin();
+        pack.apply_config(&config(
+            "[rules.per_path_disable]\n\"/a.py\" = [\"python/is-literal\"]\n\"legacy\" = [\"python/*\"]",
+        ))
+        .unwrap();
+        assert!(pack.disabled_in("python/is-literal", "a.py"));
+        assert!(!pack.disabled_in("python/is-literal", "src/a.py"), "anchored at the root");
+        assert!(!pack.disabled_in("python/self-comparison", "a.py"));
+        assert!(pack.disabled_in("python/self-comparison", "src/legacy/b.py"));
+        let err = RulePack::builtin()
+            .apply_config(&config("[rules.per_path_disable]\n\"a.py\" = [\"python/nope\"]"))
+            .unwrap_err();
+        assert!(err.to_string().contains("python/nope"), "{err}");
     }
 
     #[test]

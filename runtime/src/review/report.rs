@@ -15,10 +15,11 @@
 //!   "fix": null,                    // or {"start_line", "end_line", "replacement"}: the new
 //!                                   // text of those whole lines (no trailing newline)
 //!   "fingerprint": "0123456789abcdef"
-//! }], "total": 1}
+//! }], "total": 1, "suppressed": 0}
 //! ```
 //!
-//! `total` counts the findings before `max_findings` cut the list. Fields may be added; none of
+//! `total` counts the findings before `max_findings` cut the list; `suppressed` counts those left
+//! out because someone dismissed them (`.sift/feedback/`). Fields may be added; none of
 //! these will change meaning.
 
 use std::fmt::Write as _;
@@ -82,8 +83,21 @@ pub fn counts(items: &[ReportItem]) -> (usize, usize, usize) {
     (n(Severity::Error), n(Severity::Warning), n(Severity::Info))
 }
 
-/// "3 findings (1 error, 2 warnings)", or "no findings".
-pub fn summary(items: &[ReportItem], total: usize) -> String {
+/// "3 findings (1 error, 2 warnings)", or "no findings", and how many findings were left out:
+/// by `max_findings` (`total` counts the findings before that cut) and because someone dismissed
+/// them (`suppressed`, see [`feedback`](super::feedback)).
+pub fn summary(items: &[ReportItem], total: usize, suppressed: usize) -> String {
+    let mut out = summary_of_kept(items, total);
+    if suppressed > 0 {
+        let _ = write!(
+            out,
+            "; {suppressed} suppressed by dismissals (.sift/feedback/; `sift feedback list`)"
+        );
+    }
+    out
+}
+
+fn summary_of_kept(items: &[ReportItem], total: usize) -> String {
     if items.is_empty() {
         return "no findings on the lines this change added".into();
     }
@@ -108,7 +122,7 @@ pub fn summary(items: &[ReportItem], total: usize) -> String {
 }
 
 /// `--format json`: see the module documentation for the contract.
-pub fn to_json(items: &[ReportItem], total: usize) -> Value {
+pub fn to_json(items: &[ReportItem], total: usize, suppressed: usize) -> Value {
     let findings: Vec<Value> = items
         .iter()
         .map(|item| {
@@ -133,7 +147,7 @@ pub fn to_json(items: &[ReportItem], total: usize) -> Value {
             })
         })
         .collect();
-    json!({ "findings": findings, "total": total })
+    json!({ "findings": findings, "total": total, "suppressed": suppressed })
 }
 
 fn sarif_level(severity: Severity) -> &'static str {
@@ -241,6 +255,8 @@ pub fn to_sarif(items: &[ReportItem], pack: &RulePack) -> Value {
                 "version": env!("CARGO_PKG_VERSION"),
                 "rules": rules,
             }},
+            // Columns count Unicode scalar values, not UTF-16 code units.
+            "columnKind": "unicodeCodePoints",
             "originalUriBaseIds": {"%SRCROOT%": {"description": {"text": "The repository root"}}},
             "results": results,
         }],
@@ -261,7 +277,7 @@ fn fence_for(text: &str) -> String {
 /// `--format github`: the body of `POST /repos/{owner}/{repo}/pulls/{n}/reviews`, one comment per
 /// finding on the right side of the diff; a finding with a fix gets a `suggestion` block for the
 /// lines the fix replaces (and is placed on those lines).
-pub fn to_github(items: &[ReportItem], total: usize) -> Value {
+pub fn to_github(items: &[ReportItem], total: usize, suppressed: usize) -> Value {
     let comments: Vec<Value> = items
         .iter()
         .map(|item| {
@@ -286,7 +302,7 @@ pub fn to_github(items: &[ReportItem], total: usize) -> Value {
         .collect();
     json!({
         "event": "COMMENT",
-        "body": format!("**sift review**: {}.", summary(items, total)),
+        "body": format!("**sift review**: {}.", summary(items, total, suppressed)),
         "comments": comments,
     })
 }
@@ -297,9 +313,9 @@ fn cell(text: &str) -> String {
 }
 
 /// `--format markdown`: a summary comment with the counts and a table of the findings.
-pub fn to_markdown(items: &[ReportItem], total: usize) -> String {
+pub fn to_markdown(items: &[ReportItem], total: usize, suppressed: usize) -> String {
     let mut out = String::from("## sift review\n\n");
-    let _ = writeln!(out, "**{}**", capitalize(&summary(items, total)));
+    let _ = writeln!(out, "**{}**", capitalize(&summary(items, total, suppressed)));
     if items.is_empty() {
         return out;
     }
@@ -333,7 +349,7 @@ fn capitalize(text: &str) -> String {
 
 /// `--format text`: `path:line:col: severity [rule] message`, the rationale indented below, and a
 /// summary line; ANSI colours only when `color`.
-pub fn to_text(items: &[ReportItem], total: usize, color: bool) -> String {
+pub fn to_text(items: &[ReportItem], total: usize, suppressed: usize, color: bool) -> String {
     let paint = |code: &str, text: &str| {
         if color { format!("\x1b[{code}m{text}\x1b[0m") } else { text.to_string() }
     };
@@ -357,11 +373,12 @@ pub fn to_text(items: &[ReportItem], total: usize, color: bool) -> String {
         if let Some(fix) = &item.fix {
             let _ = writeln!(out, "    fix: {}", fix.replacement.trim());
         }
+        let _ = writeln!(out, "    {}", paint("2", &format!("fingerprint {}", f.fingerprint)));
     }
     if !items.is_empty() {
         out.push('\n');
     }
-    let _ = writeln!(out, "{}", summary(items, total));
+    let _ = writeln!(out, "{}", summary(items, total, suppressed));
     out
 }
 
@@ -411,9 +428,14 @@ mod tests {
             },
         ];
         assert_eq!(
-            summary(&items, 3),
+            summary(&items, 3, 0),
             "2 findings (1 error, 1 warning); 1 more not shown (max_findings)"
         );
+        assert!(
+            summary(&[], 0, 2)
+                .ends_with("; 2 suppressed by dismissals (.sift/feedback/; `sift feedback list`)")
+        );
+        assert_eq!(to_json(&items, 2, 4)["suppressed"], 4);
         let sarif = to_sarif(&items, &RulePack::default());
         let result = &sarif["runs"][0]["results"][0];
         assert_eq!(
@@ -424,15 +446,15 @@ mod tests {
             sarif["runs"][0]["tool"]["driver"]["rules"][0]["shortDescription"]["text"],
             "First."
         );
-        let github = to_github(&items, 2);
+        let github = to_github(&items, 2, 0);
         assert_eq!(github["comments"][1]["start_line"], 2);
         assert_eq!(github["comments"][1]["line"], 3);
         assert!(
             github["comments"][1]["body"].as_str().unwrap().contains("```suggestion\na\nb\n```")
         );
-        assert!(to_markdown(&items, 2).contains("m \\| x"));
-        assert!(!to_text(&items, 2, false).contains('\x1b'));
-        assert!(to_text(&items, 2, true).contains('\x1b'));
+        assert!(to_markdown(&items, 2, 0).contains("m \\| x"));
+        assert!(!to_text(&items, 2, 0, false).contains('\x1b'));
+        assert!(to_text(&items, 2, 0, true).contains('\x1b'));
         assert_eq!(fence_for("a ```` b"), "`````");
     }
 }
