@@ -56,6 +56,36 @@ fn main() {
         sift_runtime::embed::use_onnxruntime(PathBuf::from(lib));
     }
     let model = OnnxModel::open(&dir, device, Some(threads)).expect("the model loads");
+    // PARITY_FILE=runtime/tests/data/llm-reference.json: first check that greedy generation on
+    // this device gives onnxruntime-in-Python's tokens (prints one JSON line, then benches).
+    if let Some(file) = std::env::var_os("PARITY_FILE") {
+        let text = std::fs::read_to_string(&file).expect("the reference file reads");
+        let reference: serde_json::Value = serde_json::from_str(&text).expect("reference JSON");
+        let ids = |key: &str| -> Vec<u32> {
+            reference[key]
+                .as_array()
+                .expect("an array of token ids")
+                .iter()
+                .map(|v| v.as_u64().expect("a token id") as u32)
+                .collect()
+        };
+        let (prompt, want) = (ids("prompt_ids"), ids("greedy_ids"));
+        let mut got = Vec::new();
+        let params = GenerationParams {
+            max_tokens: want.len() as u32,
+            stop: Vec::new(),
+            ..GenerationParams::default()
+        };
+        model
+            .generate_ids(&prompt, &params, &Cancel::new(), &mut |id| got.push(id), &mut |_| {})
+            .expect("generates");
+        let same = got.iter().zip(&want).take_while(|(a, b)| a == b).count();
+        println!(
+            "{{\"parity\": {{\"device\": \"{}\", \"identical_prefix\": {same}, \"reference_tokens\": {}}}}}",
+            model.device(),
+            want.len()
+        );
+    }
     let prompt = bench_prompt(&model, prompt_tokens);
     let params = GenerationParams { max_tokens: gen_tokens, ..GenerationParams::default() };
     let no_eos = GenerationParams { stop: Vec::new(), ..params.clone() };
