@@ -91,6 +91,11 @@ impl LineFilter {
         LineFilter { ranges: merged }
     }
 
+    /// Its ranges: sorted, disjoint, 1-based inclusive.
+    pub fn ranges(&self) -> Vec<RangeInclusive<usize>> {
+        self.ranges.iter().map(|&(a, b)| a..=b).collect()
+    }
+
     /// A filter of single 1-based lines.
     pub fn from_lines(lines: impl IntoIterator<Item = usize>) -> LineFilter {
         LineFilter::new(lines.into_iter().map(|l| l..=l))
