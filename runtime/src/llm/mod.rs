@@ -7,6 +7,9 @@
 //! blocks on a socket; async callers (the language server) run it under `spawn_blocking` and
 //! cancel it through a [`Cancel`] token, which every backend checks between tokens.
 
+pub mod config;
+pub mod openai;
+pub mod scripted;
 pub mod stop;
 pub mod tools;
 

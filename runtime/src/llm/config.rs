@@ -1,0 +1,1 @@
+//! The `[model]` configuration (placeholder while the loader is written).
