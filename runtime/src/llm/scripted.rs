@@ -342,7 +342,7 @@ mod tests {
         assert_eq!(response.finish, FinishReason::ToolCalls);
         let calls = &response.message.tool_calls;
         assert_eq!(calls[0].id, "call_0");
-        assert_eq!(calls[0].checked(&[tool.clone()]).unwrap()["query"], "chunk");
+        assert_eq!(calls[0].checked(std::slice::from_ref(&tool)).unwrap()["query"], "chunk");
         assert_eq!(calls[1].id, "c9");
         let err = calls[1].checked(&[tool]).unwrap_err();
         assert!(err.reason.contains("not valid JSON"), "{}", err.reason);
