@@ -785,7 +785,7 @@ impl Stream {
             None => FinishReason::Stop,
         };
         let usage = self.usage.unwrap_or(Usage {
-            prompt_tokens: super::scripted::estimate_prompt(request) as u32,
+            prompt_tokens: request.estimated_prompt_tokens() as u32,
             completion_tokens: self.pieces,
         });
         ChatResponse {
@@ -801,7 +801,7 @@ impl Stream {
             message: Message::new(Role::Assistant, self.text),
             finish: FinishReason::Cancelled,
             usage: self.usage.unwrap_or(Usage {
-                prompt_tokens: super::scripted::estimate_prompt(request) as u32,
+                prompt_tokens: request.estimated_prompt_tokens() as u32,
                 completion_tokens: self.pieces,
             }),
         }

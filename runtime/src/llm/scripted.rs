@@ -124,24 +124,6 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The estimated prompt size of a conversation (text, tool calls and tool specs).
-pub(crate) fn estimate_prompt(request: &ChatRequest) -> usize {
-    let mut tokens = 0;
-    for m in &request.messages {
-        tokens += TokenCount::estimate(&m.content).tokens + 4;
-        for call in &m.tool_calls {
-            tokens += TokenCount::estimate(&call.name).tokens
-                + TokenCount::estimate(&call.arguments).tokens;
-        }
-    }
-    for tool in &request.tools {
-        tokens += TokenCount::estimate(&tool.name).tokens
-            + TokenCount::estimate(&tool.description).tokens
-            + TokenCount::estimate(&tool.parameters.to_string()).tokens;
-    }
-    tokens
-}
-
 impl LanguageModel for ScriptedModel {
     fn describe(&self) -> ModelDescription {
         ModelDescription {
@@ -168,7 +150,7 @@ impl LanguageModel for ScriptedModel {
             *calls += 1;
             *calls
         };
-        let prompt = estimate_prompt(request);
+        let prompt = request.estimated_prompt_tokens();
         if prompt > self.context_window {
             return Err(LlmError::ContextOverflow { prompt, window: self.context_window });
         }
