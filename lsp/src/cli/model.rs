@@ -192,8 +192,9 @@ fn language_model_info(repo: &RepoArgs) -> bool {
             );
         }
         Backend::Onnx => {
-            let name = config.name.value.as_deref().unwrap_or("the embedded default model");
-            println!("  name: {name} {}", from(&config.name.source));
+            if let Some(name) = &config.name.value {
+                println!("  name: {name} {}", from(&config.name.source));
+            }
             match &config.path.value {
                 Some(path) => println!("  path: {} {}", path.display(), from(&config.path.source)),
                 None => {
