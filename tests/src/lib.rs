@@ -44,6 +44,11 @@ pub fn sift_with_models() -> Command {
         "SIFT_EMBED_MODEL",
         "SIFT_EMBED_DEVICE",
         "ORT_DYLIB_PATH",
+        "SIFT_MODEL_BACKEND",
+        "SIFT_MODEL_BASE_URL",
+        "SIFT_MODEL_NAME",
+        "SIFT_MODEL_PATH",
+        "SIFT_MODEL_DEVICE",
     ] {
         cmd.env_remove(var);
     }

@@ -37,7 +37,7 @@ enum Command {
     Status(status::StatusArgs),
     /// Run the language server over stdio (for editors).
     Lsp(lsp::LspArgs),
-    /// Install the embedding models, or say which would be used.
+    /// Install the models, say which would be used, or ask the language model a question.
     Model(model::ModelArgs),
     /// Measure search quality on a file of questions with known answers.
     Eval(eval::EvalArgs),

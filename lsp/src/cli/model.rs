@@ -1,10 +1,14 @@
-//! `sift model`: install the models and say which ones would be used, and why.
+//! `sift model`: install the models, say which ones would be used and why, and chat with the
+//! language model.
 
+use std::io::Write;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
 use sift_runtime::embed::{self, install};
+use sift_runtime::llm::config::{self as llm_config, Backend, ModelConfig};
+use sift_runtime::llm::{Cancel, ChatRequest, FinishReason, GenerationParams, Message};
 
 use super::RepoArgs;
 
@@ -36,6 +40,30 @@ enum ModelCommand {
         #[arg(long)]
         check: bool,
     },
+    /// Ask the language model one question and stream its answer to stdout (usage and why it
+    /// stopped go to stderr). Ctrl-C stops it.
+    Chat(ChatArgs),
+}
+
+/// Arguments of `sift model chat`.
+#[derive(Debug, Args)]
+struct ChatArgs {
+    #[command(flatten)]
+    repo: RepoArgs,
+    /// A system message to send first.
+    #[arg(long, value_name = "TEXT")]
+    system: Option<String>,
+    /// The most tokens to generate.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_tokens: u32,
+    /// Sampling temperature (0: greedy).
+    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    temperature: f32,
+    /// A seed for reproducible sampling.
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// The question.
+    prompt: String,
 }
 
 /// Runs `sift model`.
@@ -62,6 +90,141 @@ pub fn run(args: ModelArgs) -> Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         ModelCommand::Info { repo, check } => info(&repo, check),
+        ModelCommand::Chat(args) => chat(args),
+    }
+}
+
+/// The language-model configuration for a repository, from the process environment.
+fn model_config(repo: &RepoArgs) -> Result<ModelConfig> {
+    Ok(llm_config::load(Some(&repo.root()), &llm_config::process_env)?)
+}
+
+fn chat(args: ChatArgs) -> Result<ExitCode> {
+    let config = model_config(&args.repo)?;
+    let model = llm_config::open(&config)?;
+    let cancel = Cancel::new();
+    let on_interrupt = cancel.clone();
+    ctrlc::set_handler(move || {
+        if on_interrupt.is_cancelled() {
+            // A second Ctrl-C does not wait for the first to be noticed.
+            std::process::exit(130);
+        }
+        on_interrupt.cancel();
+    })
+    .context("cannot install the Ctrl-C handler")?;
+    let mut messages = Vec::new();
+    if let Some(system) = args.system {
+        messages.push(Message::system(system));
+    }
+    messages.push(Message::user(args.prompt));
+    let request = ChatRequest {
+        messages,
+        tools: Vec::new(),
+        params: GenerationParams {
+            max_tokens: args.max_tokens,
+            temperature: args.temperature,
+            seed: args.seed,
+            ..GenerationParams::default()
+        },
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut last = '\n';
+    let mut broken = None;
+    let result = model.chat(&request, &cancel, &mut |text| {
+        if broken.is_some() {
+            return;
+        }
+        if let Err(e) = stdout.write_all(text.as_bytes()).and_then(|()| stdout.flush()) {
+            // stdout closed (a pipe to `head`): stop generating.
+            broken = Some(e);
+            cancel.cancel();
+        }
+        last = text.chars().last().unwrap_or(last);
+    });
+    if last != '\n' && broken.is_none() {
+        let _ = stdout.write_all(b"\n");
+    }
+    let _ = stdout.flush();
+    let response = result?;
+    if let Some(e) = broken {
+        return Err(anyhow::Error::new(e).context("cannot write the answer to stdout"));
+    }
+    let d = model.describe();
+    let finish = serde_json::to_value(response.finish)?;
+    eprintln!(
+        "{} via {} at {}: finish {}, {} prompt + {} completion tokens",
+        d.name,
+        d.backend,
+        d.device,
+        finish.as_str().unwrap_or("?"),
+        response.usage.prompt_tokens,
+        response.usage.completion_tokens
+    );
+    if response.finish == FinishReason::Cancelled {
+        eprintln!("cancelled");
+        return Ok(ExitCode::from(130));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the language-model section of `sift model info`; false when it cannot be used.
+#[allow(clippy::print_stdout)]
+fn language_model_info(repo: &RepoArgs) -> bool {
+    println!("language model:");
+    let config = match model_config(repo) {
+        Ok(config) => config,
+        Err(e) => {
+            println!("  configuration error: {}", super::describe(&e));
+            return false;
+        }
+    };
+    let from = |source: &llm_config::Source| format!("({source})");
+    println!("  backend: {} {}", config.backend.value, from(&config.backend.source));
+    match config.backend.value {
+        Backend::OpenAi => {
+            let name =
+                config.name.value.as_deref().unwrap_or("(none: set name or SIFT_MODEL_NAME)");
+            println!("  name: {name} {}", from(&config.name.source));
+            println!("  base_url: {} {}", config.base_url.value, from(&config.base_url.source));
+            match &config.api_key_env.value {
+                Some(var) => {
+                    let set = std::env::var_os(var).is_some_and(|v| !v.is_empty());
+                    let state = if set { "set" } else { "not set" };
+                    println!("  api key: ${var} ({state}) {}", from(&config.api_key_env.source));
+                }
+                None => println!("  api key: none sent {}", from(&config.api_key_env.source)),
+            }
+            println!(
+                "  timeout: {}s {}",
+                config.timeout_secs.value,
+                from(&config.timeout_secs.source)
+            );
+        }
+        Backend::Onnx => {
+            if let Some(name) = &config.name.value {
+                println!("  name: {name} {}", from(&config.name.source));
+            }
+            match &config.path.value {
+                Some(path) => println!("  path: {} {}", path.display(), from(&config.path.source)),
+                None => {
+                    println!("  path: the embedded default model {}", from(&config.path.source))
+                }
+            }
+            println!("  device: {} {}", config.device.value, from(&config.device.source));
+        }
+    }
+    println!(
+        "  context window: {} tokens {}",
+        config.context_window.value,
+        from(&config.context_window.source)
+    );
+    match llm_config::open(&config) {
+        Ok(_) => true,
+        Err(e) => {
+            // (Not "not usable": tests read that phrase as the embedding model's state.)
+            println!("  cannot be used: {e}");
+            false
+        }
     }
 }
 
@@ -105,6 +268,8 @@ fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
         Ok(lib) => println!("onnxruntime: {}", lib.display()),
         Err(e) => println!("onnxruntime: {e}"),
     }
+    // The language model is optional: an unusable one is reported, not an error.
+    language_model_info(repo);
     if check {
         let model = embed::load(&config)?;
         let v = model

@@ -7,8 +7,11 @@
 //! blocks on a socket; async callers (the language server) run it under `spawn_blocking` and
 //! cancel it through a [`Cancel`] token, which every backend checks between tokens.
 
+pub mod config;
 pub mod install;
 pub mod onnx;
+pub mod openai;
+pub mod scripted;
 pub mod stop;
 pub mod tools;
 
@@ -137,6 +140,30 @@ pub struct ChatRequest {
     pub tools: Vec<ToolSpec>,
     /// How to generate.
     pub params: GenerationParams,
+}
+
+impl ChatRequest {
+    /// The prompt's size estimated with [`TokenCount::estimate`]: messages (with a few tokens
+    /// of overhead each), the tool calls they carry, and the tool specs. For budgeting where
+    /// the backend reports no exact count.
+    pub fn estimated_prompt_tokens(&self) -> usize {
+        let est = |t: &str| TokenCount::estimate(t).tokens;
+        let messages: usize = self
+            .messages
+            .iter()
+            .map(|m| {
+                est(&m.content)
+                    + 4
+                    + m.tool_calls.iter().map(|c| est(&c.name) + est(&c.arguments)).sum::<usize>()
+            })
+            .sum();
+        let tools: usize = self
+            .tools
+            .iter()
+            .map(|t| est(&t.name) + est(&t.description) + est(&t.parameters.to_string()))
+            .sum();
+        messages + tools
+    }
 }
 
 /// Why generation ended.
