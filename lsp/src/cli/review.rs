@@ -21,6 +21,13 @@ use sift_runtime::review::{
     Finding, LineFilter, ReviewConfig, RulePack, Severity, check_file, keep_most_important,
 };
 
+use sift_indexer::{CodeIndex, NoProgress, UpdateOptions};
+use sift_runtime::llm::{Cancel, LanguageModel, config as llm_config};
+use sift_runtime::review::model::{
+    ChangedSource, DefinitionSource, IndexDefinitions, ModelReview, ModelReviewConfig,
+    NoDefinitions, review_with_model,
+};
+
 use super::RepoArgs;
 
 /// How many findings a review reports when neither `--max-findings` nor `max_findings` in
@@ -53,6 +60,17 @@ pub struct ReviewArgs {
     /// .sift/review.toml, else 100].
     #[arg(long, value_name = "N")]
     max_findings: Option<usize>,
+    /// Also review with the language model of `[model]` (several passes per hunk; a finding
+    /// needs most of them) [default: when `[model]` is set in a configuration file or the
+    /// environment].
+    #[arg(long, conflicts_with = "no_model")]
+    model: bool,
+    /// Rules only: skip the model reviewer.
+    #[arg(long)]
+    no_model: bool,
+    /// Passes of the model reviewer over each hunk.
+    #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
+    passes: u8,
 }
 
 /// Output formats.
@@ -104,24 +122,47 @@ enum Contents {
 /// Runs `sift review`.
 #[allow(clippy::print_stdout)]
 pub fn run(args: ReviewArgs) -> Result<ExitCode> {
+    let root = args.repo.root();
+    let (model, skipped) = model_for_review(&root, &args)?;
+    let pass = model.as_deref().map(|model| ModelPass {
+        model,
+        config: ModelReviewConfig { passes: usize::from(args.passes), ..Default::default() },
+    });
     let (reviewed, pack) = review(
-        &args.repo.root(),
+        &root,
         &Request {
             base: args.base.as_deref(),
             staged: args.staged,
             diff: args.diff.as_deref(),
             max_findings: args.max_findings,
+            model: pass.as_ref(),
             ..Request::default()
         },
     )?;
+    let note = reviewed.model_note.clone().or(skipped);
+    if let Some(note) = &note {
+        eprintln!("{note}");
+    }
     let (items, total, suppressed) = (reviewed.items, reviewed.total, reviewed.suppressed);
     let out = match args.format {
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
             report::to_text(&items, total, suppressed, color)
         }
-        Format::Markdown => report::to_markdown(&items, total, suppressed),
-        Format::Json => pretty(&report::to_json(&items, total, suppressed))?,
+        Format::Markdown => {
+            let mut md = report::to_markdown(&items, total, suppressed);
+            if let Some(note) = &note {
+                md.push_str(&format!("\n_{note}_\n"));
+            }
+            md
+        }
+        Format::Json => {
+            let mut json = report::to_json(&items, total, suppressed);
+            if let (Some(note), Some(obj)) = (&note, json.as_object_mut()) {
+                obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+            }
+            pretty(&json)?
+        }
         Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
         Format::Github => pretty(&report::to_github(&items, total, suppressed))?,
     };
@@ -137,6 +178,51 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
+/// Why the model reviewer did not run, for stderr (`None`: it was asked not to).
+type SkipNote = Option<String>;
+
+/// The language model `sift review` uses, or why it runs without one: `--model` and a `[model]`
+/// set in a configuration file or the environment turn the model reviewer on, `--no-model` off.
+/// A configured model that cannot be opened is an error, not a silent skip.
+fn model_for_review(
+    root: &Path,
+    args: &ReviewArgs,
+) -> Result<(Option<Box<dyn LanguageModel>>, SkipNote)> {
+    if args.no_model {
+        return Ok((None, None));
+    }
+    let config = llm_config::load(Some(root), &llm_config::process_env)?;
+    let configured =
+        [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
+            .iter()
+            .any(|s| **s != llm_config::Source::Default);
+    if !(args.model || configured) {
+        return Ok((
+            None,
+            Some("model review skipped: no language model is configured (set [model] in .sift/config.toml, or pass --model; --no-model silences this)".into()),
+        ));
+    }
+    let model = llm_config::open(&config).context("the model reviewer's language model")?;
+    Ok((Some(model), None))
+}
+
+/// The model reviewer's part of a review: the model and how to run it.
+pub(crate) struct ModelPass<'a> {
+    /// The model.
+    pub model: &'a dyn LanguageModel,
+    /// Passes, hunk sizes, sampling.
+    pub config: ModelReviewConfig,
+}
+
+impl std::fmt::Debug for ModelPass<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelPass")
+            .field("model", &self.model.describe())
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
 /// What a review found: the findings kept (most important first, with their fixes as whole
 /// lines), how many there were before the cap, the repository root and the reviewed sources.
 pub(crate) struct Reviewed {
@@ -148,6 +234,8 @@ pub(crate) struct Reviewed {
     pub total: usize,
     /// Findings left out because they were dismissed (`.sift/feedback/`).
     pub suppressed: usize,
+    /// What the model reviewer did, when it ran.
+    pub model_note: Option<String>,
     /// The reviewed text of each file with findings (repository-relative path).
     pub sources: BTreeMap<String, String>,
 }
@@ -168,13 +256,15 @@ pub(crate) struct Request<'a> {
     pub only: Option<&'a [PathBuf]>,
     /// Report dismissed findings too (`sift feedback dismiss` looks for them).
     pub keep_dismissed: bool,
+    /// Also review with a language model.
+    pub model: Option<&'a ModelPass<'a>>,
 }
 
 /// Reviews a change of the repository containing `given`; `sift review`, `sift feedback` and the
 /// language server (`sift.review`, review on save) share it. Findings dismissed in
 /// `.sift/feedback/` are left out and counted.
 pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, RulePack)> {
-    let Request { base, staged, diff, max_findings, only, keep_dismissed } = *request;
+    let Request { base, staged, diff, max_findings, only, keep_dismissed, model } = *request;
     if !given.is_dir() {
         bail!("not a directory: {}", given.display());
     }
@@ -230,6 +320,15 @@ pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, R
             sources.insert(path.clone(), source);
         }
     }
+    let model_note = match model {
+        Some(pass) => {
+            let review = model_review(&root, &changes, contents, &pack, pass);
+            let about = pass.model.describe();
+            findings.extend(review.findings.iter().cloned());
+            Some(review.summary(&about.name, pass.config.passes))
+        }
+        None => None,
+    };
     let dismissed = if keep_dismissed {
         Feedback::default()
     } else {
@@ -251,7 +350,46 @@ pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, R
             ReportItem { finding, fix }
         })
         .collect();
-    Ok((Reviewed { root, items, total, suppressed, sources }, pack))
+    Ok((Reviewed { root, items, total, suppressed, sources, model_note }, pack))
+}
+
+/// Runs the model reviewer over the changed code files the rule pack's paths include, with
+/// `.sift/REVIEW.md` as guidance and definitions from the code index (refreshed first).
+fn model_review(
+    root: &Path,
+    changes: &[(String, LineFilter)],
+    contents: Contents,
+    pack: &RulePack,
+    pass: &ModelPass<'_>,
+) -> ModelReview {
+    let guidance = std::fs::read_to_string(root.join(".sift").join("REVIEW.md")).ok();
+    let index = CodeIndex::open_or_create(root)
+        .ok()
+        .map(|(index, _)| index)
+        .filter(|index| index.update(&UpdateOptions::default(), &NoProgress).is_ok());
+    let sources: Vec<(String, String, Vec<std::ops::RangeInclusive<usize>>)> = changes
+        .iter()
+        .filter(|(path, _)| {
+            Language::from_path(Path::new(path)).is_some() && pack.includes_path(path)
+        })
+        .filter_map(|(path, filter)| {
+            read_source(root, path, contents).map(|s| (path.clone(), s, filter.ranges()))
+        })
+        .collect();
+    let files: Vec<ChangedSource<'_>> =
+        sources.iter().map(|(path, source, added)| ChangedSource { path, source, added }).collect();
+    let definitions: Box<dyn DefinitionSource + '_> = match &index {
+        Some(index) => Box::new(IndexDefinitions { index }),
+        None => Box::new(NoDefinitions),
+    };
+    review_with_model(
+        pass.model,
+        &files,
+        guidance.as_deref(),
+        definitions.as_ref(),
+        &pass.config,
+        &Cancel::new(),
+    )
 }
 
 fn pretty(value: &serde_json::Value) -> Result<String> {

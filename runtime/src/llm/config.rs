@@ -357,11 +357,16 @@ pub fn open_with_env(
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Box<dyn LanguageModel>, LlmError> {
     match config.backend.value {
-        // The local ONNX backend is wired here once it lands (runtime/src/llm/onnx.rs).
-        Backend::Onnx => Err(LlmError::Config(
-            "the local onnx backend is not built yet: use an OpenAI-compatible endpoint (backend = \"openai\" in [model], or SIFT_MODEL_BACKEND=openai)"
-                .into(),
-        )),
+        Backend::Onnx => {
+            let dir = config.path.value.clone().unwrap_or_else(super::install::llm_dir);
+            if config.path.value.is_none() && !dir.join("model.onnx").is_file() {
+                return Err(LlmError::Load(format!(
+                    "the local model is not installed in {}: run `sift model install --llm`, or use an OpenAI-compatible endpoint (backend = \"openai\" in [model])",
+                    dir.display()
+                )));
+            }
+            Ok(Box::new(super::onnx::OnnxModel::open(&dir, config.device.value, None)?))
+        }
         Backend::OpenAi => {
             let openai = config.openai();
             let key = openai
@@ -529,8 +534,14 @@ mod tests {
     }
 
     #[test]
-    fn the_onnx_backend_says_it_is_not_built_yet() {
-        let err = open_with_env(&ModelConfig::default(), &env_of(&[])).err().unwrap();
-        assert!(matches!(err, LlmError::Config(m) if m.contains("SIFT_MODEL_BACKEND=openai")));
+    fn the_onnx_backend_without_its_model_says_how_to_install_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ModelConfig::default();
+        config.path.value = Some(dir.path().join("no-model-here"));
+        let err = open_with_env(&config, &env_of(&[])).err().unwrap();
+        assert!(
+            matches!(&err, LlmError::Load(m) if m.contains("sift model install --llm")),
+            "{err}"
+        );
     }
 }
