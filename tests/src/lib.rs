@@ -297,3 +297,17 @@ pub fn read_frame(reader: &mut impl std::io::BufRead) -> Option<serde_json::Valu
     std::io::Read::read_exact(reader, &mut body).ok()?;
     serde_json::from_slice(&body).ok()
 }
+
+/// Runs `git ARGS` in `root` with a throwaway identity (no signing), asserting success; its
+/// stdout.
+pub fn git(root: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(root)
+        .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

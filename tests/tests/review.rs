@@ -2,9 +2,9 @@
 //! change, every format, exit codes and messages.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 
-use sift_tests::{sift, stderr, stdout, write};
+use sift_tests::{git, sift, stderr, stdout, write};
 
 /// A file with a pre-existing bug (`is` with a literal, line 2) that changes must not report.
 const BASE: &str = "def old(x):\n    if x is \"a\":\n        return 1\n    return 0\n";
@@ -14,18 +14,6 @@ const ADDED_WARNING: &str = "\ndef f(x=[]):\n    x.append(1)\n    return x\n";
 
 /// A new `is` comparison with a literal (an error, with a fix).
 const ADDED_ERROR: &str = "\ndef g(y):\n    return y is 1\n";
-
-fn git(root: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
 fn commit_all(root: &Path, message: &str) {
     git(root, &["add", "-A"]);

@@ -3,21 +3,10 @@
 //! model says it skipped the model pass.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 use sift_runtime::llm::openai::fixture::{FakeServer, Reply};
-use sift_tests::{sift, stderr, stdout, write};
-
-fn git(root: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(root)
-        .args(["-c", "user.email=t@t", "-c", "user.name=t", "-c", "commit.gpgsign=false"])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(out.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&out.stderr));
-}
+use sift_tests::{git, sift, stderr, stdout, write};
 
 /// A repository with `stats.py` committed, and a change that adds `mean` (lines 4–5).
 fn repo_with_change() -> tempfile::TempDir {

@@ -309,6 +309,29 @@ pub fn use_onnxruntime(path: PathBuf) {
     let _ = ORT_LIB.set(path);
 }
 
+/// Builds something on `device` with `build(use_cuda)`; when CUDA fails, says why in one line on
+/// stderr (the whole error goes to the log) and builds it for the CPU. Returns what runs it.
+pub(crate) fn with_cuda_fallback<T, E: std::fmt::Display>(
+    device: Device,
+    what: &str,
+    build: impl Fn(bool) -> Result<T, E>,
+) -> Result<(T, Device), E> {
+    match device {
+        Device::Cpu => Ok((build(false)?, Device::Cpu)),
+        Device::Cuda => match build(true) {
+            Ok(built) => Ok((built, Device::Cuda)),
+            Err(e) => {
+                tracing::warn!("CUDA unavailable for the {what} ({e}); using the CPU");
+                eprintln!(
+                    "notice: CUDA is not available for the {what} ({}); using the CPU",
+                    cuda_reason(&e.to_string())
+                );
+                Ok((build(false)?, Device::Cpu))
+            }
+        },
+    }
+}
+
 /// The gist of why onnxruntime's CUDA execution provider failed, in one short line: its errors
 /// carry C++ template signatures and source locations that mean nothing to a user (the whole
 /// text goes to the log).

@@ -197,20 +197,7 @@ fn session(
         }
         b.commit_from_file(onnx).map_err(|e| load_err(&e))
     };
-    match device {
-        Device::Cpu => Ok((builder(false)?, Device::Cpu)),
-        Device::Cuda => match builder(true) {
-            Ok(s) => Ok((s, Device::Cuda)),
-            Err(e) => {
-                tracing::warn!("CUDA unavailable ({e}); using the CPU");
-                eprintln!(
-                    "notice: CUDA is not available for the embedding model ({}); using the CPU",
-                    super::cuda_reason(&e.to_string())
-                );
-                Ok((builder(false)?, Device::Cpu))
-            }
-        },
-    }
+    super::with_cuda_fallback(device, "embedding model", builder)
 }
 
 #[cfg(feature = "cuda")]

@@ -110,6 +110,20 @@ impl ToolCall {
     }
 }
 
+/// Gives the calls the model left without an id one (`call_0`, `call_1`…, by position).
+pub(crate) fn name_calls(calls: impl IntoIterator<Item = ToolCall>) -> Vec<ToolCall> {
+    calls
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut c)| {
+            if c.id.is_empty() {
+                c.id = format!("call_{i}");
+            }
+            c
+        })
+        .collect()
+}
+
 /// How to generate.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GenerationParams {

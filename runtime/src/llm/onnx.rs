@@ -689,20 +689,7 @@ fn session(
         }
         b.commit_from_file(onnx).map_err(|e| err(&e))
     };
-    match device {
-        Device::Cpu => Ok((builder(false)?, Device::Cpu)),
-        Device::Cuda => match builder(true) {
-            Ok(s) => Ok((s, Device::Cuda)),
-            Err(e) => {
-                tracing::warn!("CUDA unavailable ({e}); using the CPU");
-                eprintln!(
-                    "notice: CUDA is not available for the language model ({}); using the CPU",
-                    crate::embed::cuda_reason(&e.to_string())
-                );
-                Ok((builder(false)?, Device::Cpu))
-            }
-        },
-    }
+    crate::embed::with_cuda_fallback(device, "language model", builder)
 }
 
 #[cfg(test)]

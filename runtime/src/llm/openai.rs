@@ -763,20 +763,8 @@ impl Stream {
             }
         }
         let stopped_early = matches!(self.finish, Some(FinishReason::StopSequence));
-        let tool_calls: Vec<ToolCall> = if stopped_early {
-            Vec::new()
-        } else {
-            self.calls
-                .into_values()
-                .enumerate()
-                .map(|(i, mut c)| {
-                    if c.id.is_empty() {
-                        c.id = format!("call_{i}");
-                    }
-                    c
-                })
-                .collect()
-        };
+        let tool_calls: Vec<ToolCall> =
+            if stopped_early { Vec::new() } else { super::name_calls(self.calls.into_values()) };
         let finish = match self.finish {
             Some(FinishReason::Length) => FinishReason::Length,
             Some(FinishReason::StopSequence) => FinishReason::StopSequence,

@@ -193,20 +193,8 @@ impl LanguageModel for ScriptedModel {
                 return Err(LlmError::Runtime(message));
             }
         }
-        let tool_calls = if finish.is_none() {
-            turn.tool_calls
-                .into_iter()
-                .enumerate()
-                .map(|(i, mut c)| {
-                    if c.id.is_empty() {
-                        c.id = format!("call_{i}");
-                    }
-                    c
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let tool_calls =
+            if finish.is_none() { super::name_calls(turn.tool_calls) } else { Vec::new() };
         let finish = finish.unwrap_or(if tool_calls.is_empty() {
             FinishReason::Stop
         } else {
