@@ -200,6 +200,15 @@ fn eval_scores_rankings_at_file_level() {
     let semantic = &rows[1];
     assert!((semantic["recall_at_10"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{semantic}");
 
+    // --regressions names only queries lexical search answered, ranked worse by another mode.
+    let out = run(&["eval", "--path", root, "--regressions", queries.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for line in stderr(&out).lines().filter(|l| l.starts_with("worse [")) {
+        assert!(line.contains("semantic]") || line.contains("hybrid]"), "{line}");
+        assert!(line.contains("lexical #1,"), "both answered queries were first lexically: {line}");
+        assert!(!line.contains("zzzz"), "lexical search found nothing for it: {line}");
+    }
+
     // Bad input: a clear error naming the line.
     std::fs::write(&queries, "{\"q\": \"x\"}\n").unwrap();
     let out = run(&["eval", "--path", root, queries.to_str().unwrap()]);

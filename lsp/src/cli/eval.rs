@@ -57,6 +57,10 @@ pub struct EvalArgs {
     /// Print the queries whose gold file is not in the first 10 files.
     #[arg(long)]
     misses: bool,
+    /// Print the queries that semantic or hybrid search ranks worse than lexical search (the
+    /// rank of the first gold file), to see what fusion loses.
+    #[arg(long)]
+    regressions: bool,
 }
 
 #[derive(Deserialize)]
@@ -129,10 +133,12 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     for (name, queries) in &sets {
         let modes: &[&'static str] =
             if vectors.is_some() { &["lexical", "semantic", "hybrid"] } else { &["lexical"] };
+        // The first gold file's rank per query in lexical search, for --regressions.
+        let mut lexical_ranks: Vec<Option<usize>> = Vec::new();
         for &mode in modes {
             let mut sums = [0f64; 4];
             let start = Instant::now();
-            for q in queries {
+            for (qi, q) in queries.iter().enumerate() {
                 let hits: Vec<Hit> = match (mode, &vectors, &model) {
                     ("lexical", _, _) => match index.search(&q.q, &opts) {
                         Ok(h) => h,
@@ -161,6 +167,21 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 sums[0] += found(1);
                 sums[1] += found(5);
                 sums[2] += found(10);
+                let full_rank = files.iter().position(|f| q.gold.contains(f));
+                if mode == "lexical" {
+                    lexical_ranks.push(full_rank);
+                } else if args.regressions
+                    && let Some(Some(lex)) = lexical_ranks.get(qi)
+                    && full_rank.is_none_or(|r| r > *lex)
+                {
+                    eprintln!(
+                        "worse [{name} {mode}] {:?} → {:?}: lexical #{}, {mode} {}",
+                        q.q,
+                        q.gold,
+                        lex + 1,
+                        full_rank.map_or("not found".into(), |r| format!("#{}", r + 1))
+                    );
+                }
                 let rank = files.iter().take(10).position(|f| q.gold.contains(f));
                 sums[3] += rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
                 if args.misses && rank.is_none() {
