@@ -518,57 +518,19 @@ fn finding(
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Mutex;
-
     use super::*;
-    use crate::llm::{
-        ChatResponse, FinishReason, LlmError, ModelDescription, Role, TokenCount, Usage,
-    };
+    use crate::llm::Role;
+    use crate::llm::scripted::{ScriptedModel, ScriptedTurn};
 
-    /// Answers each call with the next scripted text, and keeps the prompts.
-    struct Answers {
-        texts: Mutex<Vec<String>>,
-        prompts: Mutex<Vec<ChatRequest>>,
+    /// A model that answers the passes with these texts, in order.
+    fn answers(texts: &[&str]) -> ScriptedModel {
+        ScriptedModel::new(texts.iter().map(|t| ScriptedTurn::text(t)))
     }
 
-    impl Answers {
-        fn new(texts: &[&str]) -> Self {
-            Self {
-                texts: Mutex::new(texts.iter().rev().map(|t| t.to_string()).collect()),
-                prompts: Mutex::new(Vec::new()),
-            }
-        }
-    }
-
-    impl LanguageModel for Answers {
-        fn describe(&self) -> ModelDescription {
-            ModelDescription {
-                backend: "test".into(),
-                name: "answers".into(),
-                device: "cpu".into(),
-                context_window: 4096,
-            }
-        }
-        fn count_tokens(&self, text: &str) -> TokenCount {
-            TokenCount::estimate(text)
-        }
-        fn chat(
-            &self,
-            request: &ChatRequest,
-            _cancel: &Cancel,
-            _on_text: &mut dyn FnMut(&str),
-        ) -> Result<ChatResponse, LlmError> {
-            self.prompts.lock().unwrap().push(request.clone());
-            let text = self.texts.lock().unwrap().pop().unwrap_or_else(|| "[]".into());
-            if text == "FAIL" {
-                return Err(LlmError::Runtime("scripted failure".into()));
-            }
-            Ok(ChatResponse {
-                message: Message::assistant(text),
-                finish: FinishReason::Stop,
-                usage: Usage::default(),
-            })
-        }
+    /// Reviews `files` with `model` and the default configuration, no definitions, no guidance.
+    fn review(model: &ScriptedModel, files: &[ChangedSource<'_>]) -> ModelReview {
+        let cfg = ModelReviewConfig::default();
+        review_with_model(model, files, None, &NoDefinitions, &cfg, &Cancel::new())
     }
 
     const SRC: &str = "def total(xs):\n    s = 0\n    for x in xs:\n        s += x\n    return s / len(xs)\n\ndef other():\n    return 1\n";
@@ -579,7 +541,7 @@ mod tests {
 
     #[test]
     fn a_finding_most_passes_agree_on_is_kept_with_their_share_as_confidence() {
-        let model = Answers::new(&[
+        let model = answers(&[
             r#"[{"line": 5, "severity": "error", "message": "division by zero on an empty list", "rationale": "len(xs) can be 0"}]"#,
             "```json\n[{\"line\": 5, \"message\": \"empty input divides by zero\"}]\n```",
             "[]",
@@ -601,7 +563,7 @@ mod tests {
         assert_eq!(f.message, "division by zero on an empty list");
         assert_eq!(&SRC[f.start_byte..f.end_byte], "return s / len(xs)");
         // The prompt shows the hunk with its added line marked, and the team's guidance.
-        let prompts = model.prompts.lock().unwrap();
+        let prompts = model.requests();
         assert_eq!(prompts.len(), 3);
         let user = &prompts[0].messages[1];
         assert_eq!(user.role, Role::User);
@@ -614,36 +576,22 @@ mod tests {
 
     #[test]
     fn a_finding_one_pass_of_three_raises_is_dropped() {
-        let model = Answers::new(&[r#"[{"line": 5, "message": "maybe wrong"}]"#, "[]", "[]"]);
-        let added = [5..=5];
-        let r = review_with_model(
-            &model,
-            &[file(&added)],
-            None,
-            &NoDefinitions,
-            &ModelReviewConfig::default(),
-            &Cancel::new(),
-        );
+        let model = answers(&[r#"[{"line": 5, "message": "maybe wrong"}]"#, "[]", "[]"]);
+        let r = review(&model, &[file(&[5..=5])]);
         assert!(r.findings.is_empty());
         assert_eq!(r.disagreed, 1);
     }
 
     #[test]
     fn findings_off_the_added_lines_and_unreadable_passes_vote_for_nothing() {
-        let model = Answers::new(&[
-            r#"[{"line": 8, "message": "unchanged code"}, {"line": 4, "message": "adjacent line"}]"#,
-            "I think the code is fine.",
-            "FAIL",
+        let model = ScriptedModel::new([
+            ScriptedTurn::text(
+                r#"[{"line": 8, "message": "unchanged code"}, {"line": 4, "message": "adjacent line"}]"#,
+            ),
+            ScriptedTurn::text("I think the code is fine."),
+            ScriptedTurn::text("").failing("scripted failure"),
         ]);
-        let added = [4..=4];
-        let r = review_with_model(
-            &model,
-            &[file(&added)],
-            None,
-            &NoDefinitions,
-            &ModelReviewConfig::default(),
-            &Cancel::new(),
-        );
+        let r = review(&model, &[file(&[4..=4])]);
         assert!(r.findings.is_empty(), "{r:?}");
         assert_eq!(r.off_change, 1);
         assert_eq!(r.failed_passes.len(), 2, "{:?}", r.failed_passes);
@@ -652,20 +600,12 @@ mod tests {
 
     #[test]
     fn neighbouring_lines_count_as_one_finding() {
-        let model = Answers::new(&[
+        let model = answers(&[
             r#"[{"line": 4, "message": "a"}]"#,
             r#"[{"line": 5, "message": "b"}]"#,
             r#"[{"line": 5, "message": "c"}]"#,
         ]);
-        let added = [3..=5];
-        let r = review_with_model(
-            &model,
-            &[file(&added)],
-            None,
-            &NoDefinitions,
-            &ModelReviewConfig::default(),
-            &Cancel::new(),
-        );
+        let r = review(&model, &[file(&[3..=5])]);
         assert_eq!(r.findings.len(), 1);
         assert_eq!((r.findings[0].start_line, r.findings[0].message.as_str()), (5, "b"));
         assert!((r.findings[0].confidence - 1.0).abs() < 1e-6);
@@ -674,20 +614,9 @@ mod tests {
     #[test]
     fn the_fingerprint_ignores_the_models_wording_and_the_line_number() {
         let run = |answer: &str, src: &'static str, line: usize| {
-            let model = Answers::new(&[answer, answer, answer]);
             let added = [line..=line];
             let f = ChangedSource { path: "m.py", source: src, added: &added };
-            review_with_model(
-                &model,
-                &[f],
-                None,
-                &NoDefinitions,
-                &ModelReviewConfig::default(),
-                &Cancel::new(),
-            )
-            .findings[0]
-                .fingerprint
-                .clone()
+            review(&answers(&[answer, answer, answer]), &[f]).findings[0].fingerprint.clone()
         };
         let a = run(r#"[{"line": 5, "message": "one wording"}]"#, SRC, 5);
         let moved: &'static str = Box::leak(format!("# header\n{SRC}").into_boxed_str());
@@ -701,7 +630,7 @@ mod tests {
             (1..=300).map(|i| format!("x{i} = {i}\n")).collect::<String>().into_boxed_str(),
         );
         let added = [1..=300];
-        let model = Answers::new(&[]);
+        let model = answers(&["[]", "[]"]);
         let cfg = ModelReviewConfig {
             passes: 1,
             max_hunk_lines: 100,
@@ -712,12 +641,12 @@ mod tests {
         let r = review_with_model(&model, &[f], None, &NoDefinitions, &cfg, &Cancel::new());
         assert_eq!((r.hunks, r.hunks_skipped), (2, 1));
         // One pass: greedy.
-        assert_eq!(model.prompts.lock().unwrap()[0].params.temperature, 0.0);
+        assert_eq!(model.requests()[0].params.temperature, 0.0);
     }
 
     #[test]
     fn a_cancelled_review_skips_the_remaining_hunks() {
-        let model = Answers::new(&[]);
+        let model = answers(&[]);
         let cancel = Cancel::new();
         cancel.cancel();
         let added = [1..=1, 7..=7];
