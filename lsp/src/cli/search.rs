@@ -53,7 +53,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
             let wanted = mode.is_some();
             let config = super::semantic::embed_config(&root)?;
             let refresh = !args.no_refresh && !index.layout().is_watched();
-            let model = super::semantic::query_model(
+            let model = super::semantic::search_model(
                 &index,
                 &config,
                 refresh,
@@ -66,8 +66,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
                     }
                     index.search(&query, &opts)?
                 }
-                Some(model) => {
-                    let vectors = super::semantic::vectors(&index, &model, &config, refresh)?;
+                Some((model, vectors)) => {
                     if vectors.is_empty() {
                         if mode == Some(Mode::Semantic) {
                             anyhow::bail!(

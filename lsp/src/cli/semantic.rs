@@ -50,27 +50,30 @@ pub fn load_model(
     }
 }
 
-/// The model for a search: as configured, except that when the GPU is configured and nothing
-/// but the query needs embedding, the model runs on the CPU. One short text costs a few
-/// milliseconds there, while starting CUDA costs about a second (measured on an H200: a CLI
+/// The model and vectors for a search: as configured, except that when the GPU is configured
+/// and nothing but the query needs embedding, the model runs on the CPU. One short text costs a
+/// few milliseconds there, while starting CUDA costs about a second (measured on an H200: a CLI
 /// hybrid query took 1.1 s with the query embedded on CUDA); both give the same vectors.
-pub fn query_model(
+pub fn search_model(
     index: &CodeIndex,
     config: &EmbedConfig,
     refresh: bool,
     required: bool,
-) -> Result<Option<LoadedModel>> {
+) -> Result<Option<(LoadedModel, VectorIndex)>> {
     if config.device == embed::Device::Cuda && config.enabled {
         let cpu = EmbedConfig { device: embed::Device::Cpu, ..config.clone() };
         if let Ok(model) = embed::load(&cpu) {
-            let store = index.vector_store(model.embedder.as_ref())?;
-            let (with, total) = index.vector_index(&store)?.coverage();
+            let vectors = vector_index(index, &model)?;
+            let (with, total) = vectors.coverage();
             if !refresh || with == total {
-                return Ok(Some(model));
+                note_coverage(&vectors);
+                return Ok(Some((model, vectors)));
             }
         }
     }
-    load_model(config, required, false)
+    let Some(model) = load_model(config, required, false)? else { return Ok(None) };
+    let vectors = vectors(index, &model, config, refresh)?;
+    Ok(Some((model, vectors)))
 }
 
 /// Embeds the chunks of `index` that have no vector yet. Another process embedding for the
@@ -115,8 +118,19 @@ pub fn vectors(
     if refresh {
         embed_missing(index, model, config, false)?;
     }
+    let vectors = vector_index(index, model)?;
+    note_coverage(&vectors);
+    Ok(vectors)
+}
+
+/// The vectors `index`'s chunks have for `model`, as they are.
+fn vector_index(index: &CodeIndex, model: &LoadedModel) -> Result<VectorIndex> {
     let store = index.vector_store(model.embedder.as_ref())?;
-    let vectors = index.vector_index(&store)?;
+    Ok(index.vector_index(&store)?)
+}
+
+/// Says on stderr when only some chunks have a vector.
+fn note_coverage(vectors: &VectorIndex) {
     let (with, total) = vectors.coverage();
     if with > 0 && with < total {
         eprintln!(
@@ -124,7 +138,6 @@ pub fn vectors(
             with as f64 * 100.0 / total as f64
         );
     }
-    Ok(vectors)
 }
 
 /// One line about an embedding run, for people.
