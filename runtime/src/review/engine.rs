@@ -133,15 +133,6 @@ fn finding(
         source.get(byte - column..byte).map_or(column, |s| s.chars().count()) + 1
     };
     let text = source.get(node.byte_range()).unwrap_or("");
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(rule.id.as_bytes());
-    hasher.update(b"\0");
-    hasher.update(path.as_bytes());
-    hasher.update(b"\0");
-    for word in text.split_whitespace() {
-        hasher.update(word.as_bytes());
-        hasher.update(b" ");
-    }
     Finding {
         rule: rule.id.clone(),
         severity: rule.severity,
@@ -156,7 +147,7 @@ fn finding(
         message,
         rationale: rule.rationale.clone(),
         fix,
-        fingerprint: hasher.finalize().to_hex()[..16].to_string(),
+        fingerprint: super::finding::fingerprint(&rule.id, path, text),
     }
 }
 

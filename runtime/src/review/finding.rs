@@ -46,6 +46,22 @@ pub struct Finding {
     pub fingerprint: String,
 }
 
+/// The fingerprint of a finding of `rule` in `path` about `text`: 16 hex digits of a hash of the
+/// three, the text with its whitespace collapsed, so it survives edits elsewhere in the file and
+/// re-indentation but not a change to the flagged code.
+pub fn fingerprint(rule: &str, path: &str, text: &str) -> String {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(rule.as_bytes());
+    hasher.update(b"\0");
+    hasher.update(path.as_bytes());
+    hasher.update(b"\0");
+    for word in text.split_whitespace() {
+        hasher.update(word.as_bytes());
+        hasher.update(b" ");
+    }
+    hasher.finalize().to_hex()[..16].to_string()
+}
+
 /// A replacement of one byte range of the file.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fix {

@@ -177,11 +177,6 @@ impl FixHistory {
             let Some((fix, fixed_path)) = self.fix_for(text) else { continue };
             let indent = text.len() - text.trim_start().len();
             let short = &fix.id[..fix.id.len().min(10)];
-            let mut hasher = blake3::Hasher::new();
-            for part in [RULE_ID, path, normalize(text).as_deref().unwrap_or(text)] {
-                hasher.update(part.as_bytes());
-                hasher.update(b"\0");
-            }
             findings.push(Finding {
                 rule: RULE_ID.to_string(),
                 severity: Severity::Warning,
@@ -201,7 +196,11 @@ impl FixHistory {
                             code. Bringing it back often brings the bug back."
                     .to_string(),
                 fix: None,
-                fingerprint: hasher.finalize().to_hex()[..16].to_string(),
+                fingerprint: super::finding::fingerprint(
+                    RULE_ID,
+                    path,
+                    normalize(text).as_deref().unwrap_or(text),
+                ),
             });
         }
         findings

@@ -485,15 +485,6 @@ fn finding(
     let text = lines.get(line - 1).copied().unwrap_or("");
     let line_start: usize = lines.iter().take(line - 1).map(|l| l.len() + 1).sum();
     let indent = text.len() - text.trim_start().len();
-    let mut hasher = blake3::Hasher::new();
-    hasher.update(MODEL_RULE.as_bytes());
-    hasher.update(b"\0");
-    hasher.update(file.path.as_bytes());
-    hasher.update(b"\0");
-    for word in text.split_whitespace() {
-        hasher.update(word.as_bytes());
-        hasher.update(b" ");
-    }
     let severity = match raw.severity.as_deref() {
         Some("error") => Severity::Error,
         _ => Severity::Warning,
@@ -512,7 +503,7 @@ fn finding(
         message: raw.message.trim().to_string(),
         rationale: raw.rationale.clone().unwrap_or_default().trim().to_string(),
         fix: None,
-        fingerprint: hasher.finalize().to_hex()[..16].to_string(),
+        fingerprint: super::finding::fingerprint(MODEL_RULE, file.path, text),
     }
 }
 
