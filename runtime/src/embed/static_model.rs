@@ -8,6 +8,12 @@
 //! meaning), and tokens are weighted down by their estimated frequency (SIF weighting with
 //! Zipf's law over the vocabulary order).
 //!
+//! A text's vector sums its distinct tokens' vectors, each scaled by the square root of how
+//! often the token occurs in the text (not by the count itself): a chunk that says `self` or
+//! `return` forty times is not forty times about them. Measured on `bench/eval/` (static model,
+//! Django): semantic recall@5 on plain-language questions 0.373 with raw counts, 0.467 with the
+//! square root, 0.401 with each token once.
+//!
 //! File `embeddings.bin`: magic `SIFTSTA1`, vocabulary size and dimension (u32 LE), then one
 //! row per token: an f32 LE scale and `dim` int8 components.
 
@@ -21,6 +27,9 @@ use super::transformer::{TransformerEmbedder, load_tokenizer, normalize};
 use super::{ModelError, ModelInfo};
 
 const MAGIC: &[u8; 8] = b"SIFTSTA1";
+
+/// Appended to the model's id: the pooling (square-root term frequency) changes the vectors.
+const POOLING_SUFFIX: &str = "+sqrt-tf";
 
 /// SIF weighting constant (Model2Vec's default).
 const SIF: f64 = 1e-4;
@@ -63,7 +72,9 @@ impl StaticEmbedder {
             rows.extend(r[4..].iter().map(|&b| b as i8));
         }
         let tokenizer = load_tokenizer(&dir.join("tokenizer.json"), None)?;
-        Ok(StaticEmbedder { id: info.id.clone(), dim, tokenizer, scales, rows })
+        // The pooling is part of the identity: vectors made with another pooling are re-made.
+        let id = format!("{}{POOLING_SUFFIX}", info.id);
+        Ok(StaticEmbedder { id, dim, tokenizer, scales, rows })
     }
 
     fn embed_one(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
@@ -71,13 +82,17 @@ impl StaticEmbedder {
             .tokenizer
             .encode(text, false)
             .map_err(|e| EmbedError(format!("tokenizer: {e}")))?;
+        // Count each token, in token order (sorted, so the sum is the same on every run).
+        let mut ids: Vec<u32> = enc.get_ids().to_vec();
+        ids.sort_unstable();
         let mut v = vec![0f32; self.dim];
-        for &id in enc.get_ids() {
-            let id = id as usize;
+        for group in ids.chunk_by(|a, b| a == b) {
+            let id = group[0] as usize;
             let Some(&scale) = self.scales.get(id) else { continue };
             if scale == 0.0 {
                 continue;
             }
+            let scale = scale * (group.len() as f32).sqrt();
             let row = &self.rows[id * self.dim..(id + 1) * self.dim];
             for (acc, &x) in v.iter_mut().zip(row) {
                 *acc += scale * f32::from(x);
@@ -180,4 +195,39 @@ pub fn distill(
         .and_then(|()| f.sync_all())
         .map_err(|e| ModelError::Install(format!("cannot write {}: {e}", path.display())))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokenizers::models::wordlevel::WordLevel;
+    use tokenizers::pre_tokenizers::whitespace::Whitespace;
+
+    /// A two-dimensional model over the words `x` (along the first axis) and `y` (the second).
+    fn model() -> StaticEmbedder {
+        let vocab = [("[UNK]".to_string(), 0), ("x".to_string(), 1), ("y".to_string(), 2)];
+        let wordlevel =
+            WordLevel::builder().vocab(vocab.into_iter().collect()).unk_token("[UNK]".into());
+        let mut tokenizer = Tokenizer::new(wordlevel.build().unwrap());
+        tokenizer.with_pre_tokenizer(Some(Whitespace {}));
+        StaticEmbedder {
+            id: "test".into(),
+            dim: 2,
+            tokenizer,
+            scales: vec![0.0, 1.0 / 127.0, 1.0 / 127.0],
+            rows: vec![0, 0, 127, 0, 0, 127],
+        }
+    }
+
+    #[test]
+    fn repeated_tokens_count_by_the_square_root_of_their_count() {
+        let m = model();
+        // Four x and one y: x weighs 2 (not 4) against y's 1.
+        let v = m.embed_one("x x y x x").unwrap();
+        let n = 5f32.sqrt();
+        assert!((v[0] - 2.0 / n).abs() < 1e-6 && (v[1] - 1.0 / n).abs() < 1e-6, "{v:?}");
+        // Order does not matter, and unknown words add nothing.
+        assert_eq!(m.embed_one("y x x x x zzz").unwrap(), v);
+        assert_eq!(m.embed_one("").unwrap(), vec![0.0, 0.0]);
+    }
 }
