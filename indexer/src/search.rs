@@ -91,6 +91,30 @@ pub fn query_tokens(query: &str) -> Result<Vec<String>> {
     Ok(tokens)
 }
 
+/// English function words ("where", "do", "we", "the", …) that carry no meaning in a question
+/// asked of code, and match everywhere (`sql/where.py` answered every "where is…" question).
+const QUESTION_WORDS: &[&str] = &[
+    "a", "an", "and", "any", "are", "as", "at", "be", "been", "by", "can", "could", "did", "do",
+    "does", "each", "for", "from", "get", "gets", "got", "how", "i", "if", "in", "into", "is",
+    "it", "its", "me", "my", "of", "on", "or", "our", "should", "so", "some", "that", "the",
+    "their", "them", "then", "there", "these", "they", "this", "those", "to", "us", "was", "we",
+    "what", "when", "where", "which", "who", "why", "with", "would", "you",
+];
+
+/// The tokens a query is searched with: [`query_tokens`], less [`QUESTION_WORDS`] when the
+/// query is a sentence (four words or more) and something else is left. A short query keeps
+/// every word: `where` alone, or `is not`, may be exactly what someone looks for.
+pub fn search_tokens(query: &str) -> Result<Vec<String>> {
+    let tokens = query_tokens(query)?;
+    let words = query.split(|c: char| !(c.is_alphanumeric() || c == '_')).filter(|w| !w.is_empty());
+    if words.count() < 4 {
+        return Ok(tokens);
+    }
+    let kept: Vec<String> =
+        tokens.iter().filter(|t| !QUESTION_WORDS.contains(&String::as_str(t))).cloned().collect();
+    Ok(if kept.is_empty() { tokens } else { kept })
+}
+
 /// Runs a query against any reader with sift's schema.
 pub(crate) fn search_reader(
     reader: &tantivy::IndexReader,
@@ -100,7 +124,7 @@ pub(crate) fn search_reader(
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>> {
-    let tokens = query_tokens(query)?;
+    let tokens = search_tokens(query)?;
     let term_query = |field, token: &str, boost: f32| -> Box<dyn Query> {
         let q = TermQuery::new(Term::from_field_text(field, token), IndexRecordOption::WithFreqs);
         if boost == 1.0 { Box::new(q) } else { Box::new(BoostQuery::new(Box::new(q), boost)) }
@@ -244,6 +268,18 @@ fn cut(line: &str, max_chars: usize) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn question_words_leave_sentences_but_not_short_queries() {
+        let tokens = search_tokens("where do we stop other sites from framing our pages").unwrap();
+        assert_eq!(tokens, ["stop", "other", "site", "framing", "page"]);
+        // Short queries keep every word: `where` may be what is looked for.
+        assert_eq!(search_tokens("where clause").unwrap(), ["where", "clause"]);
+        assert_eq!(search_tokens("is_valid for").unwrap(), ["is_valid", "is", "valid", "for"]);
+        // A sentence of nothing but question words keeps them.
+        assert_eq!(search_tokens("where is it there").unwrap().len(), 4);
+        assert!(search_tokens("  ").is_err());
+    }
 
     #[test]
     fn snippet_centres_on_the_best_line() {
