@@ -60,6 +60,9 @@ pub struct Hit {
     pub match_line: u64,
     /// Up to three lines around `match_line`, each cut at 200 characters.
     pub snippet: String,
+    /// The chunk's key in the vector cache (not part of the JSON contract).
+    #[serde(skip)]
+    pub key: Option<u64>,
 }
 
 impl CodeIndex {
@@ -188,7 +191,14 @@ pub(crate) fn collect_hits(
             }
             *n += 1;
         }
-        hits.push(hit_from_doc(f, &doc, score, wanted));
+        let mut hit = hit_from_doc(f, &doc, score, wanted);
+        hit.key = searcher
+            .segment_reader(addr.segment_ord)
+            .fast_fields()
+            .u64("key")
+            .ok()
+            .and_then(|column| column.first(addr.doc_id));
+        hits.push(hit);
         if hits.len() >= opts.k {
             break;
         }
@@ -219,6 +229,7 @@ pub(crate) fn hit_from_doc(
         language: text(f.lang).unwrap_or_default(),
         match_line,
         snippet,
+        key: None,
     }
 }
 

@@ -362,7 +362,53 @@ pub struct VectorIndex {
     data: Vec<i8>,
     inv_norms: Vec<f32>,
     addrs: Vec<DocAddress>,
+    /// Row of each chunk key (chunks with the same key have the same vector).
+    rows_by_key: HashMap<u64, u32>,
     total: u64,
+}
+
+/// A query's cosine similarity to every chunk of a [`VectorIndex`]: the ranking, and the
+/// similarity of any chunk (to score a lexical hit that the semantic ranking's head left out).
+pub struct Similarities<'a> {
+    index: &'a VectorIndex,
+    scores: Vec<f32>,
+}
+
+impl Similarities<'_> {
+    /// The searcher (index state) of the [`VectorIndex`]; the ranking's addresses are valid there.
+    pub fn searcher(&self) -> &Searcher {
+        &self.index.searcher
+    }
+
+    /// The `k` most similar chunks, best first.
+    pub fn top(&self, k: usize) -> Vec<(f32, DocAddress)> {
+        let mut scored: Vec<(f32, u32)> =
+            self.scores.iter().enumerate().map(|(row, &s)| (s, row as u32)).collect();
+        let by_score = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+        if k < scored.len() {
+            scored.select_nth_unstable_by(k, by_score);
+            scored.truncate(k);
+        }
+        scored.sort_unstable_by(by_score);
+        scored.into_iter().map(|(score, row)| (score, self.index.addrs[row as usize])).collect()
+    }
+
+    /// The similarity of the chunk with this key, when it has a vector.
+    pub fn of_key(&self, key: u64) -> Option<f32> {
+        self.index.rows_by_key.get(&key).map(|&row| self.scores[row as usize])
+    }
+
+    /// The similarity below which a share `q` (0..=1) of all chunks fall. Estimated from at
+    /// most 65,536 evenly spaced chunks on large indexes.
+    pub fn quantile(&self, q: f32) -> f32 {
+        if self.scores.is_empty() {
+            return 0.0;
+        }
+        let step = self.scores.len().div_ceil(1 << 16);
+        let mut sample: Vec<f32> = self.scores.iter().step_by(step).copied().collect();
+        let i = ((sample.len() - 1) as f32 * q.clamp(0.0, 1.0)).round() as usize;
+        *sample.select_nth_unstable_by(i, f32::total_cmp).1
+    }
 }
 
 /// The chunk keys of every live document a searcher sees, with their addresses.
@@ -391,6 +437,7 @@ impl VectorIndex {
             data: Vec::with_capacity(live.len() * dim),
             inv_norms: Vec::with_capacity(live.len()),
             addrs: Vec::with_capacity(live.len()),
+            rows_by_key: HashMap::with_capacity(live.len()),
             total: live.len() as u64,
         };
         for (key, addr) in live {
@@ -399,6 +446,7 @@ impl VectorIndex {
                 let inv = if norm == 0 { 0.0 } else { 1.0 / (norm as f32).sqrt() };
                 index.data.extend_from_slice(v);
                 index.inv_norms.push(inv);
+                index.rows_by_key.entry(key).or_insert(index.addrs.len() as u32);
                 index.addrs.push(addr);
             }
         }
@@ -427,26 +475,28 @@ impl VectorIndex {
 
     /// The `k` chunks most similar to `query` (cosine), best first.
     pub fn search(&self, query: &[f32], k: usize) -> Vec<(f32, DocAddress)> {
-        if query.len() != self.dim || self.addrs.is_empty() || k == 0 {
+        if k == 0 {
             return Vec::new();
+        }
+        self.similarities(query).top(k)
+    }
+
+    /// The cosine similarity of `query` to every chunk (exact; one pass over the matrix). A
+    /// query of another dimension is similar to nothing.
+    pub fn similarities(&self, query: &[f32]) -> Similarities<'_> {
+        if query.len() != self.dim || self.addrs.is_empty() {
+            return Similarities { index: self, scores: Vec::new() };
         }
         let q = quantize(query);
         let qnorm: i64 = q.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
         let qinv = if qnorm == 0 { 0.0 } else { 1.0 / (qnorm as f32).sqrt() };
-        let mut scored: Vec<(f32, u32)> = self
+        let scores: Vec<f32> = self
             .data
             .chunks_exact(self.dim)
             .zip(&self.inv_norms)
-            .enumerate()
-            .map(|(row, (v, inv))| (dot_i8(&q, v) as f32 * inv * qinv, row as u32))
+            .map(|(v, inv)| dot_i8(&q, v) as f32 * inv * qinv)
             .collect();
-        let by_score = |a: &(f32, u32), b: &(f32, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
-        if k < scored.len() {
-            scored.select_nth_unstable_by(k, by_score);
-            scored.truncate(k);
-        }
-        scored.sort_unstable_by(by_score);
-        scored.into_iter().map(|(score, row)| (score, self.addrs[row as usize])).collect()
+        Similarities { index: self, scores }
     }
 }
 

@@ -54,6 +54,9 @@ pub struct EvalArgs {
     /// Fusion: no identifier routing (fuse every query the same way).
     #[arg(long)]
     no_routing: bool,
+    /// Fusion: scale semantic scores from the similarity at this quantile of the corpus.
+    #[arg(long, value_name = "Q")]
+    floor_quantile: Option<f32>,
     /// Print the queries whose gold file is not in the first 10 files.
     #[arg(long)]
     misses: bool,
@@ -127,6 +130,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         depth: args.depth.unwrap_or(defaults.depth),
         alpha: if args.rrf { None } else { args.alpha.or(defaults.alpha) },
         identifier_routing: !args.no_routing && defaults.identifier_routing,
+        floor_quantile: args.floor_quantile.unwrap_or(defaults.floor_quantile),
     };
     let opts = SearchOptions { k: 100, max_per_file: None };
     let mut all = Vec::new();
@@ -212,9 +216,18 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         }
     } else {
         if let Some(m) = &model {
+            let how = match fusion.alpha {
+                Some(a) => format!("scores, alpha={a} floor_quantile={}", fusion.floor_quantile),
+                None => format!(
+                    "rrf, k={} lexical={} semantic={}",
+                    fusion.k, fusion.lexical, fusion.semantic
+                ),
+            };
             println!(
-                "model: {}; fusion: k={} lexical={} semantic={} depth={}",
-                m.info.id, fusion.k, fusion.lexical, fusion.semantic, fusion.depth
+                "model: {}; fusion: {how} depth={} routing={}",
+                m.embedder.id(),
+                fusion.depth,
+                fusion.identifier_routing
             );
         }
         println!(

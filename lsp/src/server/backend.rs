@@ -407,8 +407,9 @@ fn search_all(
                     unsaved.iter().map(|h| (h.path.clone(), h.start_line)).collect();
                 lexical.extend(unsaved);
                 lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
-                let semantic = ws.index.search_semantic(v, query, qv, &depth, &held)?;
-                sift_indexer::semantic::fuse(query, lexical, semantic, opts, &fusion)
+                let sims = v.similarities(qv);
+                let semantic = ws.index.semantic_hits(&sims, query, &depth, &held)?;
+                sift_indexer::semantic::fuse(query, lexical, semantic, Some(&sims), opts, &fusion)
                     .into_iter()
                     .map(|h| {
                         let unsaved = unsaved_keys.contains(&(h.path.clone(), h.start_line));

@@ -1,0 +1,90 @@
+//! Hybrid search on a real temporary tree with a deterministic bag-of-words embedder: the
+//! semantic ranking, the similarity lookup fusion uses for lexical hits, and the corpus floor
+//! agree with each other.
+
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use sift_indexer::{
+    CodeIndex, EmbedError, Embedder, Fusion, NoProgress, SearchOptions, TextKind, UpdateOptions,
+};
+
+/// Each word adds one to a dimension picked by its hash: texts sharing words are similar.
+struct Words;
+
+impl Embedder for Words {
+    fn id(&self) -> &str {
+        "test-words"
+    }
+    fn dim(&self) -> usize {
+        64
+    }
+    fn embed(&self, texts: &[&str], _: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                for w in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
+                    let h =
+                        w.to_lowercase().bytes().fold(7u32, |h, b| h.wrapping_mul(31) ^ b as u32);
+                    v[h as usize % 64] += 1.0;
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+}
+
+fn write(root: &Path, rel: &str, text: &str) {
+    let path = root.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "a.py", "def compress_body(response):\n    return gzip(response.body)\n");
+    write(root, "b.py", "def frame_options(response):\n    response['X-Frame-Options'] = 'DENY'\n");
+    write(root, "c.py", "def slugify(value):\n    return value.lower().replace(' ', '-')\n");
+    write(root, "d.py", "def paginate(items, size):\n    return items[:size]\n");
+    write(root, "e.py", "def send_mail(to, body):\n    smtp.send(to, body)\n");
+    dir
+}
+
+#[test]
+fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
+    let dir = tree();
+    let (index, _) = CodeIndex::open_or_create(dir.path()).unwrap();
+    index.update(&UpdateOptions::default(), &NoProgress).unwrap();
+    index.embed_missing(&Words, 16, &NoProgress, &AtomicBool::new(false)).unwrap();
+    let store = index.vector_store(&Words).unwrap();
+    let vectors = index.vector_index(&store).unwrap();
+    let query = "compress the response body";
+    let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
+    let sims = vectors.similarities(&qv);
+    let opts = SearchOptions { k: 10, max_per_file: None };
+    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    assert_eq!(semantic.len(), 5);
+    assert_eq!(semantic[0].path, "a.py");
+    for hit in &semantic {
+        let key = hit.key.expect("hits carry their chunk key");
+        assert_eq!(sims.of_key(key), Some(hit.score), "{}", hit.path);
+    }
+    // The floor runs from the least to the most similar chunk.
+    let (low, high) = (sims.quantile(0.0), sims.quantile(1.0));
+    assert_eq!(high, semantic[0].score);
+    assert_eq!(low, semantic[4].score);
+    assert!(low <= sims.quantile(0.5) && sims.quantile(0.5) <= high);
+    // Lexical hits carry keys too, so fusion can look their similarity up.
+    let lexical = index.search("slugify", &opts).unwrap();
+    assert_eq!(lexical[0].path, "c.py");
+    assert!(sims.of_key(lexical[0].key.unwrap()).is_some());
+    // Hybrid: the chunk both rankings put first answers.
+    let fused =
+        index.search_hybrid(&vectors, query, &qv, &opts, &Fusion::default(), &|_| false).unwrap();
+    assert_eq!(fused[0].path, "a.py");
+    // A key the index does not hold has no similarity.
+    assert_eq!(sims.of_key(u64::MAX - 1), None);
+}
