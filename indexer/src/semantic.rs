@@ -569,27 +569,24 @@ mod tests {
         let opts = SearchOptions { k: 10, max_per_file: None };
         let lexical = vec![other.clone(), def.clone(), caller.clone()];
         let semantic = vec![caller.clone(), other.clone(), def.clone()];
-        // Routed (the default): the lexical order, which already weighs symbol names up.
-        let fused = fuse(
-            "QuerySet.bulk_create",
-            lexical.clone(),
-            semantic.clone(),
-            None,
-            &opts,
-            &Fusion::default(),
-        );
-        assert_eq!(order(&fused), [("manager.py", 5), ("query.py", 100), ("forms.py", 7)]);
-        // Fused without routing: the definition the query names, container included, leads.
-        for fusion in [rrf(), Fusion { identifier_routing: false, ..Fusion::default() }] {
+        let fused = |fusion: &Fusion| {
             let fused = fuse(
                 "QuerySet.bulk_create",
                 lexical.clone(),
                 semantic.clone(),
                 None,
                 &opts,
-                &fusion,
+                fusion,
             );
-            assert_eq!(order(&fused), [("query.py", 100), ("manager.py", 5), ("forms.py", 7)]);
+            order(&fused).into_iter().map(|(p, l)| (p.to_string(), l)).collect::<Vec<_>>()
+        };
+        // Routed (the default): the lexical order, which already weighs symbol names up.
+        let lexical_order = [("manager.py", 5), ("query.py", 100), ("forms.py", 7)];
+        assert_eq!(fused(&Fusion::default()), lexical_order.map(|(p, l)| (p.to_string(), l)));
+        // Fused without routing: the definition the query names, container included, leads.
+        let def_first = [("query.py", 100), ("manager.py", 5), ("forms.py", 7)];
+        for fusion in [rrf(), Fusion { identifier_routing: false, ..Fusion::default() }] {
+            assert_eq!(fused(&fusion), def_first.map(|(p, l)| (p.to_string(), l)));
         }
         // Without identifiers in the query, no boost: the chunk both rankings put first wins.
         let lexical = vec![caller.clone(), other, def];
