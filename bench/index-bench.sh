@@ -17,7 +17,7 @@
 #      MB per CPU-second is to what parsing by itself allows;
 #   5. runs bench/index_bench.py, which measures per corpus: cold lexical index (`--no-embed`;
 #      wall, CPU, peak RSS, throughput, index size) beside the parse-only ceiling, no-op re-index,
-#      re-index after changing one file, and the end-to-end latency of `sift search` (with and
+#      re-index after changing one file, and the end-to-end latency of lexical `sift search` (with and
 #      without --no-refresh) against `rg`; it prints the results side by side and writes
 #      bench/work/results.md (+ results.json).
 #

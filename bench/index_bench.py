@@ -7,8 +7,10 @@ With --ceiling (the parse_ceiling example), also the CPU time of tree-sitter par
 the same files: the most any indexer that parses them could reach, in MB per CPU-second.
 Prints the results side by side and writes OUT/results.md and OUT/results.json.
 
-Every `sift index` here runs with --no-embed: this measures the lexical index (embeddings have
-their own benchmark, bench/embed-bench.sh), whether or not an embedding model is installed.
+Every `sift index` here runs with --no-embed and every `sift search` with --mode lexical: this
+measures the lexical index and lexical search (embeddings and hybrid search have their own
+benchmark, bench/embed-bench.sh), whether or not an embedding model is installed. (With a model
+configured, a plain `sift search` loads it even when the index has no vectors yet: about 40 ms.)
 
 Only the standard library is used. Timings are of whole processes (fork + exec + work + exit),
 measured with time.perf_counter around subprocess.run; the page cache is warm for everything
@@ -340,8 +342,8 @@ class Bench:
 
     def queries(self, name: str, root: Path) -> dict:
         tools = {
-            "sift_norefresh": lambda q: [self.sift, "search", "--path", str(root), "--no-refresh", "-k", "10", "--json", q],
-            "sift_refresh": lambda q: [self.sift, "search", "--path", str(root), "-k", "10", "--json", q],
+            "sift_norefresh": lambda q: [self.sift, "search", "--path", str(root), "--no-refresh", "-k", "10", "--json", "--mode", "lexical", q],
+            "sift_refresh": lambda q: [self.sift, "search", "--path", str(root), "-k", "10", "--json", "--mode", "lexical", q],
             "rg": lambda q: self.rg_cmd(q, root),
         }
         samples: dict[str, list[float]] = {t: [] for t in tools}
@@ -379,7 +381,7 @@ class Bench:
         # A third way: a plain `sift search` while `sift index --watch` runs. The watcher holds
         # .sift/watch.lock, so the search trusts it and skips walking the tree.
         say("  queries with a live `sift index --watch` ...")
-        watcher = subprocess.Popen([self.sift, "index", str(root), "--watch", "--quiet"],
+        watcher = subprocess.Popen([self.sift, "index", str(root), "--watch", "--quiet", "--no-embed"],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             for line in watcher.stdout:
@@ -566,7 +568,7 @@ def main() -> int:
         "tree-sitter parsing alone on one thread, with the same allocator as sift; parse-only MB/CPU-s = all bytes "
         "sift reads / parse CPU time (files sift cuts into line windows unparsed cost it nothing), so no indexer "
         "that parses them can go faster",
-        "- search: whole processes, warm page cache; `sift search --path CORPUS [--no-refresh] -k 10 --json QUERY` "
+        "- search: whole processes, warm page cache; `sift search --path CORPUS [--no-refresh] -k 10 --json --mode lexical QUERY` "
         f"vs `{' '.join(RG_BASE)} -e QUERY CORPUS`; {rg_note}; p50/p95 pool all queries' runs; "
         "rg/sift = how many times faster sift is at p50",
     ]
