@@ -76,20 +76,22 @@ fn main() {
 
     let walked = walk(root, &IndexConfig::default());
     let mut files: Vec<(String, String)> = Vec::with_capacity(walked.files.len());
+    // Bytes as read from disk (what `sift index` reports), before invalid UTF-8 is replaced.
+    let mut bytes = 0usize;
     let read = timed("read", || {
         for f in &walked.files {
-            let Ok(bytes) = std::fs::read(&f.abs) else { continue };
-            if memchr_nul(&bytes[..bytes.len().min(BINARY_SNIFF)]) {
+            let Ok(raw) = std::fs::read(&f.abs) else { continue };
+            if memchr_nul(&raw[..raw.len().min(BINARY_SNIFF)]) {
                 continue;
             }
-            let text = match String::from_utf8(bytes) {
+            bytes += raw.len();
+            let text = match String::from_utf8(raw) {
                 Ok(text) => text,
                 Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
             };
             files.push((f.rel.clone(), text));
         }
     });
-    let bytes: usize = files.iter().map(|(_, t)| t.len()).sum();
 
     let mut parsed_bytes = 0usize;
     let parse = timed("parse", || {
