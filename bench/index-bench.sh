@@ -12,15 +12,20 @@
 #        django  - the Django 5.1.4 wheel from PyPI, unzipped (~900 Python files plus locales);
 #        vendor  - `cargo vendor` of a dummy project with ~30 popular dependencies
 #                  (~400 crates, ~450 MB, all platforms' crates included, as cargo vendors them);
-#   4. runs bench/index_bench.py, which measures per corpus: cold index (wall, CPU, peak RSS,
-#      throughput, index size), no-op re-index, re-index after changing one file, and the
-#      end-to-end latency of `sift search` (with and without --no-refresh) against `rg`;
-#      it prints the results side by side and writes bench/work/results.md (+ results.json).
+#   4. builds the parse-only ceiling (lsp/examples/parse_ceiling.rs), unless CEILING_BIN points at
+#      one: tree-sitter parsing alone over the same files, so the report shows how close sift's
+#      MB per CPU-second is to what parsing by itself allows;
+#   5. runs bench/index_bench.py, which measures per corpus: cold lexical index (`--no-embed`;
+#      wall, CPU, peak RSS, throughput, index size) beside the parse-only ceiling, no-op re-index,
+#      re-index after changing one file, and the end-to-end latency of lexical `sift search` (with and
+#      without --no-refresh) against `rg`; it prints the results side by side and writes
+#      bench/work/results.md (+ results.json).
 #
 # It is a report, not a test: nothing is asserted about the numbers.
 #
 # Environment knobs:
 #   SIFT_BIN=path      use this binary instead of building one
+#   CEILING_BIN=path   use this parse_ceiling example binary instead of building one
 #   SIFT_THREADS=N     passed through to sift (worker threads); shown in the report
 #   BENCH_CORPORA="django vendor"  which corpora to run (default: both)
 #   BENCH_RUNS=10      timed runs per query and tool      BENCH_WARMUP=2  warm-up runs per query
@@ -141,8 +146,18 @@ for c in "${corpora[@]}"; do
     fi
 done
 
-# --- 4. measure ---------------------------------------------------------------------------------
+# --- 4. the parse-only ceiling ------------------------------------------------------------------
+if [[ -n "${CEILING_BIN:-}" ]]; then
+    [[ -x "$CEILING_BIN" ]] || die "CEILING_BIN=$CEILING_BIN is not an executable file"
+else
+    log "building the parse-only ceiling (cargo build --release -p sift-lsp --example parse_ceiling)"
+    cargo build --release -p sift-lsp --example parse_ceiling \
+        || die "the parse_ceiling build failed; fix it, or set CEILING_BIN to an existing binary"
+    CEILING_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/parse_ceiling"
+fi
+
+# --- 5. measure ---------------------------------------------------------------------------------
 log "measuring (${corpora[*]}); results go to $WORK/results.md"
 args=()
 for c in "${corpora[@]}"; do args+=(--corpus "$c=$WORK/$c"); done
-exec python3 "$BENCH_DIR/index_bench.py" --sift "$SIFT_BIN" --out "$WORK" "${args[@]}"
+exec python3 "$BENCH_DIR/index_bench.py" --sift "$SIFT_BIN" --ceiling "$CEILING_BIN" --out "$WORK" "${args[@]}"

@@ -3,7 +3,14 @@
 
 For each corpus: cold index under /usr/bin/time -v, no-op re-index, re-index after changing one
 file, and the end-to-end latency of `sift search` (with and without --no-refresh) against `rg`.
+With --ceiling (the parse_ceiling example), also the CPU time of tree-sitter parsing alone over
+the same files: the most any indexer that parses them could reach, in MB per CPU-second.
 Prints the results side by side and writes OUT/results.md and OUT/results.json.
+
+Every `sift index` here runs with --no-embed and every `sift search` with --mode lexical: this
+measures the lexical index and lexical search (embeddings and hybrid search have their own
+benchmark, bench/embed-bench.sh), whether or not an embedding model is installed. (With a model
+configured, a plain `sift search` loads it even when the index has no vectors yet: about 40 ms.)
 
 Only the standard library is used. Timings are of whole processes (fork + exec + work + exit),
 measured with time.perf_counter around subprocess.run; the page cache is warm for everything
@@ -166,8 +173,10 @@ def fmt_s(s: float) -> str:
 # --- the measurements ----------------------------------------------------------------------------
 
 class Bench:
-    def __init__(self, sift: str, out: Path, runs: int, warmup: int, reindex_runs: int, rg_mode: str):
+    def __init__(self, sift: str, out: Path, runs: int, warmup: int, reindex_runs: int, rg_mode: str,
+                 ceiling: str | None = None):
         self.sift = sift
+        self.ceiling = ceiling
         self.out = out
         self.runs = runs
         self.warmup = warmup
@@ -181,7 +190,7 @@ class Bench:
         self.problems.append(f"{corpus}: {msg}")
 
     def sift_index(self, corpus: str, root: Path, what: str) -> tuple[float, dict]:
-        wall, proc = run_timed([self.sift, "index", str(root), "--json", "--quiet"])
+        wall, proc = run_timed([self.sift, "index", str(root), "--json", "--quiet", "--no-embed"])
         if proc.returncode != 0:
             raise RuntimeError(f"sift index ({what}) exited {proc.returncode}: {proc.stderr.decode(errors='replace').strip()}")
         if proc.stderr.strip():
@@ -210,7 +219,8 @@ class Bench:
 
         # Cold index: no .sift/ at all.
         timing = self.out / f"time-{name}.txt"
-        cmd = ["/usr/bin/time", "-v", "-o", str(timing), self.sift, "index", str(root), "--json", "--quiet"]
+        cmd = ["/usr/bin/time", "-v", "-o", str(timing), self.sift, "index", str(root), "--json", "--quiet",
+               "--no-embed"]
         say("  cold index ...")
         wall, proc = run_timed(cmd)
         if proc.returncode != 0:
@@ -239,6 +249,24 @@ class Bench:
             f"commits {report.get('commits')}, index {c['index_bytes'] / MB:.1f} MB")
         if report["files_total"] == 0:
             self.problem(name, "the cold index holds no files")
+
+        # The ceiling: tree-sitter parsing alone (and the chunker, and the tokenizer) over the
+        # same files, one thread, files already in memory.
+        if self.ceiling:
+            say("  parse-only ceiling ...")
+            proc = subprocess.run([self.ceiling, str(root), "--json"], capture_output=True)
+            if proc.returncode != 0:
+                self.problem(name, f"parse_ceiling exited {proc.returncode}: {proc.stderr.decode(errors='replace').strip()[:500]}")
+            else:
+                ceil = json.loads(proc.stdout)
+                res["ceiling"] = ceil
+                say(f"  ceiling: {ceil['bytes'] / MB:.1f} MB ({ceil['parsed_bytes'] / MB:.1f} MB parsed); "
+                    f"parse only {ceil['parse_cpu_s']:.2f} CPU-s = {ceil['parse_mb_per_cpu_s']:.1f} MB/CPU-s; "
+                    f"chunk {ceil['chunk_mb_per_cpu_s']:.1f}, tokenize {ceil['tokenize_mb_per_cpu_s']:.1f}, "
+                    f"read {ceil['read_mb_per_cpu_s']:.1f} MB/CPU-s; "
+                    f"sift = {c['mb_per_cpu_s'] / ceil['parse_mb_per_cpu_s']:.0%} of parse-only")
+                if ceil["bytes"] != report["bytes_read"]:
+                    self.problem(name, f"parse_ceiling read {ceil['bytes']} bytes, sift index {report['bytes_read']}")
 
         # No-op re-index: nothing changed since the cold index.
         say(f"  no-op re-index x{self.reindex_runs} ...")
@@ -314,8 +342,8 @@ class Bench:
 
     def queries(self, name: str, root: Path) -> dict:
         tools = {
-            "sift_norefresh": lambda q: [self.sift, "search", "--path", str(root), "--no-refresh", "-k", "10", "--json", q],
-            "sift_refresh": lambda q: [self.sift, "search", "--path", str(root), "-k", "10", "--json", q],
+            "sift_norefresh": lambda q: [self.sift, "search", "--path", str(root), "--no-refresh", "-k", "10", "--json", "--mode", "lexical", q],
+            "sift_refresh": lambda q: [self.sift, "search", "--path", str(root), "-k", "10", "--json", "--mode", "lexical", q],
             "rg": lambda q: self.rg_cmd(q, root),
         }
         samples: dict[str, list[float]] = {t: [] for t in tools}
@@ -353,7 +381,7 @@ class Bench:
         # A third way: a plain `sift search` while `sift index --watch` runs. The watcher holds
         # .sift/watch.lock, so the search trusts it and skips walking the tree.
         say("  queries with a live `sift index --watch` ...")
-        watcher = subprocess.Popen([self.sift, "index", str(root), "--watch", "--quiet"],
+        watcher = subprocess.Popen([self.sift, "index", str(root), "--watch", "--quiet", "--no-embed"],
                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         try:
             for line in watcher.stdout:
@@ -405,6 +433,12 @@ def side_by_side(results: list[dict]) -> str:
     add("cold index peak RSS", lambda r: f"{r['cold']['max_rss_mb']:.0f} MB")
     add("files/s (wall)", lambda r: f"{r['cold']['files_per_s']:.0f}")
     add("MB per CPU-second", lambda r: f"{r['cold']['mb_per_cpu_s']:.2f}")
+    add("ceiling: tree-sitter parse only, MB per CPU-second", lambda r: f"{r['ceiling']['parse_mb_per_cpu_s']:.2f}")
+    add("sift MB/CPU-s ÷ parse-only MB/CPU-s", lambda r: f"{r['cold']['mb_per_cpu_s'] / r['ceiling']['parse_mb_per_cpu_s']:.2f}")
+    add("MB parsed by tree-sitter (rest: line windows)", lambda r: f"{r['ceiling']['parsed_bytes'] / MB:.1f} MB")
+    add("chunker alone (parse + chunk), MB per CPU-second", lambda r: f"{r['ceiling']['chunk_mb_per_cpu_s']:.2f}")
+    add("code tokenizer alone, MB per CPU-second", lambda r: f"{r['ceiling']['tokenize_mb_per_cpu_s']:.2f}")
+    add("reading files alone, MB per CPU-second", lambda r: f"{r['ceiling']['read_mb_per_cpu_s']:.2f}")
     add("MB/s (wall)", lambda r: f"{r['cold']['mb_per_wall_s']:.2f}")
     add("index on disk", lambda r: f"{r['cold']['index_bytes'] / MB:.1f} MB")
     add("no-op re-index (median)", lambda r: f"{fmt_ms(r['noop']['median_s'])} ms")
@@ -426,7 +460,7 @@ def side_by_side(results: list[dict]) -> str:
 def readme_table(results: list[dict]) -> str:
     """One row per corpus, for the README."""
     header = ["corpus", "files indexed / on disk", "MB indexed / du -sb", "cold index wall", "CPU s", "peak RSS", "files/s", "MB/CPU-s",
-              "index size", "no-op re-index", "1-file re-index",
+              "parse-only MB/CPU-s (sift ÷ it)", "index size", "no-op re-index", "1-file re-index",
               "search --no-refresh p50/p95", "search p50/p95", "search, watcher running p50/p95", "rg p50/p95",
               "rg/sift (no-refresh / refresh / watcher)"]
     lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
@@ -445,6 +479,8 @@ def readme_table(results: list[dict]) -> str:
             f"{c['max_rss_mb']:.0f} MB",
             f"{c['files_per_s']:.0f}",
             f"{c['mb_per_cpu_s']:.2f}",
+            (f"{r['ceiling']['parse_mb_per_cpu_s']:.1f} ({c['mb_per_cpu_s'] / r['ceiling']['parse_mb_per_cpu_s']:.2f})"
+             if "ceiling" in r else "-"),
             f"{c['index_bytes'] / MB:.0f} MB",
             f"{fmt_ms(r['noop']['median_s'])} ms",
             f"{fmt_ms(r['one_file']['median_s'])} ms" if r.get("one_file") else "-",
@@ -474,6 +510,7 @@ def main() -> int:
     ap.add_argument("--sift", required=True, help="the sift binary")
     ap.add_argument("--out", required=True, type=Path, help="where results.md/json go")
     ap.add_argument("--corpus", action="append", required=True, metavar="NAME=PATH")
+    ap.add_argument("--ceiling", help="the parse_ceiling example binary (tree-sitter parse-only rate)")
     args = ap.parse_args()
 
     runs = int(os.environ.get("BENCH_RUNS", "10"))
@@ -483,7 +520,7 @@ def main() -> int:
     if rg_mode not in ("words", "phrase"):
         raise SystemExit(f"BENCH_RG_MODE must be words or phrase, not {rg_mode!r}")
 
-    bench = Bench(args.sift, args.out, runs, warmup, reindex_runs, rg_mode)
+    bench = Bench(args.sift, args.out, runs, warmup, reindex_runs, rg_mode, args.ceiling)
     version = subprocess.run([args.sift, "--version"], capture_output=True, text=True).stdout.strip()
     try:
         rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -525,9 +562,13 @@ def main() -> int:
         f"{'unknown' if busy_start is None else f'{busy_start:.0%}'} (anything else running skews the numbers)",
         f"- date: {datetime.datetime.now().isoformat(timespec='minutes')}; "
         f"{runs} timed runs (+{warmup} warm-up) per query and tool, {reindex_runs} per re-index scenario",
-        "- cold index: `sift index CORPUS --json --quiet` with no `.sift/`, under `/usr/bin/time -v`; "
-        "MB = 10^6 bytes; MB/CPU-s = bytes read / (user+sys)",
-        "- search: whole processes, warm page cache; `sift search --path CORPUS [--no-refresh] -k 10 --json QUERY` "
+        "- cold index: `sift index CORPUS --json --quiet --no-embed` (the lexical index; every `sift index` here "
+        "has --no-embed) with no `.sift/`, under `/usr/bin/time -v`; MB = 10^6 bytes; MB/CPU-s = bytes read / (user+sys)",
+        "- ceiling: `parse_ceiling CORPUS` (lsp/examples/parse_ceiling.rs): the same files read into memory, then "
+        "tree-sitter parsing alone on one thread, with the same allocator as sift; parse-only MB/CPU-s = all bytes "
+        "sift reads / parse CPU time (files sift cuts into line windows unparsed cost it nothing), so no indexer "
+        "that parses them can go faster",
+        "- search: whole processes, warm page cache; `sift search --path CORPUS [--no-refresh] -k 10 --json --mode lexical QUERY` "
         f"vs `{' '.join(RG_BASE)} -e QUERY CORPUS`; {rg_note}; p50/p95 pool all queries' runs; "
         "rg/sift = how many times faster sift is at p50",
     ]

@@ -155,23 +155,68 @@ pub fn light_stem(word: &mut String) {
 /// letters before them (`utf8`, `sha256`).
 pub fn split_identifier(word: &str, base: usize, out: &mut Vec<(usize, usize)>) {
     out.clear();
-    let chars: Vec<(usize, char)> = word.char_indices().collect();
+    if word.is_ascii() {
+        split_ascii(word.as_bytes(), base, out);
+    } else {
+        split_unicode(word, base, out);
+    }
+    if out.len() == 1 {
+        out.clear();
+    }
+}
+
+/// [`split_identifier`] for ASCII words (nearly all code): the same rules on bytes, without
+/// decoding characters or allocating.
+fn split_ascii(word: &[u8], base: usize, out: &mut Vec<(usize, usize)>) {
     let mut part_start: Option<usize> = None;
-    for i in 0..chars.len() {
-        let (at, c) = chars[i];
-        if c == '_' {
+    for (i, &c) in word.iter().enumerate() {
+        if c == b'_' {
             if let Some(s) = part_start.take() {
-                out.push((base + s, base + at));
+                out.push((base + s, base + i));
             }
             continue;
         }
         if let Some(s) = part_start {
-            let prev = chars[i - 1].1;
-            let next = chars.get(i + 1).map(|&(_, n)| n);
-            let boundary = c.is_uppercase()
-                && (prev.is_lowercase()
+            let boundary = c.is_ascii_uppercase() && {
+                let prev = word[i - 1];
+                prev.is_ascii_lowercase()
                     || prev.is_ascii_digit()
-                    || (prev.is_uppercase() && next.is_some_and(|n| n.is_lowercase())));
+                    || (prev.is_ascii_uppercase()
+                        && word.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()))
+            };
+            if boundary {
+                out.push((base + s, base + i));
+                part_start = Some(i);
+            }
+        } else {
+            part_start = Some(i);
+        }
+    }
+    if let Some(s) = part_start {
+        out.push((base + s, base + word.len()));
+    }
+}
+
+/// [`split_identifier`] for words with non-ASCII letters.
+fn split_unicode(word: &str, base: usize, out: &mut Vec<(usize, usize)>) {
+    let mut part_start: Option<usize> = None;
+    let mut prev: Option<char> = None;
+    let mut chars = word.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        let next = chars.peek().map(|&(_, n)| n);
+        if c == '_' {
+            if let Some(s) = part_start.take() {
+                out.push((base + s, base + at));
+            }
+            prev = Some(c);
+            continue;
+        }
+        if let Some(s) = part_start {
+            let p = prev.unwrap_or(' ');
+            let boundary = c.is_uppercase()
+                && (p.is_lowercase()
+                    || p.is_ascii_digit()
+                    || (p.is_uppercase() && next.is_some_and(|n| n.is_lowercase())));
             if boundary {
                 out.push((base + s, base + at));
                 part_start = Some(at);
@@ -179,12 +224,10 @@ pub fn split_identifier(word: &str, base: usize, out: &mut Vec<(usize, usize)>) 
         } else {
             part_start = Some(at);
         }
+        prev = Some(c);
     }
     if let Some(s) = part_start {
         out.push((base + s, base + word.len()));
-    }
-    if out.len() == 1 {
-        out.clear();
     }
 }
 
@@ -310,6 +353,31 @@ mod tests {
                 ("1".to_string(), "1", 4),
             ]
         );
+    }
+
+    #[test]
+    fn ascii_fast_path_splits_as_the_unicode_rules_do() {
+        // Every word of up to five characters over an alphabet that exercises each rule.
+        let alphabet = ['a', 'b', 'X', 'Y', '1', '_'];
+        let mut words = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = words
+                .iter()
+                .flat_map(|w| alphabet.iter().map(move |c| format!("{w}{c}")))
+                .collect();
+            words.extend(longer);
+        }
+        words.extend(
+            ["getHTTPResponse", "parseJSON2XML", "__init__", "ABCdef", "x_Y_z"].map(String::from),
+        );
+        let (mut fast, mut slow) = (Vec::new(), Vec::new());
+        for word in &words {
+            fast.clear();
+            split_ascii(word.as_bytes(), 7, &mut fast);
+            slow.clear();
+            split_unicode(word, 7, &mut slow);
+            assert_eq!(fast, slow, "parts of {word:?}");
+        }
     }
 
     #[test]

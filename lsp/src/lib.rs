@@ -2,6 +2,7 @@
 //! ([`server`]). This crate is the only one that knows about the terminal, the process, JSON-RPC
 //! and LSP; the work itself happens in `sift-indexer` and `sift-runtime`.
 
+pub mod alloc;
 pub mod cli;
 pub mod server;
 pub mod watch;

@@ -10,7 +10,10 @@ use sift_lsp::cli;
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+#[allow(unsafe_code)] // the one call that needs it; see sift_lsp::alloc
 fn main() -> ExitCode {
+    // SAFETY: nothing has touched tree-sitter yet: this is the first thing the process does.
+    unsafe { sift_lsp::alloc::use_mimalloc_for_tree_sitter() };
     let args = cli::Cli::parse();
     match cli::run(args) {
         Ok(code) => code,
