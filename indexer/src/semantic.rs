@@ -17,7 +17,8 @@ use crate::embed::{Embedder, TextKind, embed_text, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
 use crate::search::{Hit, SearchOptions, collect_hits};
-use crate::vectors::Similarities;
+use crate::update::Progress;
+use crate::vectors::{Similarities, VectorIndex, VectorStore, live_keys};
 
 /// A query's similarity to every chunk, as fusion needs it ([`Similarities`] in search).
 pub trait CorpusSimilarity {
@@ -36,8 +37,6 @@ impl CorpusSimilarity for Similarities<'_> {
         Similarities::quantile(self, q)
     }
 }
-use crate::update::Progress;
-use crate::vectors::{VectorIndex, VectorStore, live_keys};
 
 /// What [`CodeIndex::embed_missing`] did.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
@@ -366,10 +365,11 @@ fn fuse_scored(
         }
         None => scale(&semantic),
     };
-    let in_semantic: std::collections::HashSet<(String, u64)> =
+    let in_semantic: HashSet<(String, u64)> =
         semantic.iter().map(|h| (h.path.clone(), h.start_line)).collect();
     for (which, list) in [(0, lexical), (1, semantic)] {
         for (rank, hit) in list.into_iter().enumerate() {
+            let key = (hit.path.clone(), hit.start_line);
             let add = match fusion.alpha {
                 None => {
                     let weight = if which == 0 { fusion.lexical } else { fusion.semantic };
@@ -380,10 +380,9 @@ fn fuse_scored(
                         if which == 0 { (lex_scale, alpha) } else { (sem_scale, 1.0 - alpha) };
                     let mut add = w * ((hit.score - min) / span).max(0.0);
                     // A lexical hit the semantic list left out: its own similarity.
-                    let missing =
-                        which == 0 && !in_semantic.contains(&(hit.path.clone(), hit.start_line));
-                    if missing
-                        && let Some(sim) = sims.zip(hit.key).and_then(|(s, key)| s.of_key(key))
+                    if which == 0
+                        && !in_semantic.contains(&key)
+                        && let Some(sim) = sims.zip(hit.key).and_then(|(s, k)| s.of_key(k))
                     {
                         let (min, span) = sem_scale;
                         add += (1.0 - alpha) * ((sim - min) / span).max(0.0);
@@ -391,7 +390,6 @@ fn fuse_scored(
                     add
                 }
             };
-            let key = (hit.path.clone(), hit.start_line);
             match scores.get_mut(&key) {
                 Some((score, _)) => *score += add,
                 None => {
