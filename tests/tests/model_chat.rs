@@ -226,16 +226,21 @@ fn model_info_says_which_language_model_and_where_each_value_came_from() {
     assert!(!text.contains(secret), "{text}");
 }
 
+/// What `sift model info` prints for the repository `root`, with an empty user configuration.
+fn model_info_without_user_config(root: &Path) -> String {
+    let out = sift()
+        .env("XDG_CONFIG_HOME", root.join("xdg"))
+        .args(["model", "info", "--path", root.to_str().unwrap()])
+        .output()
+        .unwrap();
+    stdout(&out)
+}
+
 #[test]
 fn model_info_reports_a_bad_model_table_by_file_and_key() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), ".sift/config.toml", "[model]\nbackend = \"openai\"\ntemprature = 1\n");
-    let out = sift()
-        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
-        .args(["model", "info", "--path", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = stdout(&out);
+    let text = model_info_without_user_config(dir.path());
     assert!(text.contains("configuration error"), "{text}");
     assert!(text.contains(".sift/config.toml: [model] temprature: unknown key"), "{text}");
 }
@@ -243,12 +248,7 @@ fn model_info_reports_a_bad_model_table_by_file_and_key() {
 #[test]
 fn with_nothing_configured_info_names_the_local_default() {
     let dir = tempfile::tempdir().unwrap();
-    let out = sift()
-        .env("XDG_CONFIG_HOME", dir.path().join("xdg"))
-        .args(["model", "info", "--path", dir.path().to_str().unwrap()])
-        .output()
-        .unwrap();
-    let text = stdout(&out);
+    let text = model_info_without_user_config(dir.path());
     assert!(text.contains("  backend: onnx (default)"), "{text}");
     assert!(text.contains("  context window: 8192 tokens (default)"), "{text}");
 }
