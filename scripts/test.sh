@@ -6,8 +6,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-echo "==> formatting"
+echo "==> formatting and lints"
 cargo fmt --all -- --check
+cargo clippy --locked --workspace --all-targets -- -D warnings
 
 echo "==> building the sift binary the end-to-end tests drive"
 cargo build --locked -p sift-lsp
@@ -65,4 +66,5 @@ fi
 export SIFT_REQUIRE_CORPUS=1
 
 echo "==> tests"
-cargo test --locked --workspace
+# --no-fail-fast: one failing test binary never hides the results of the others.
+cargo test --locked --workspace --no-fail-fast
