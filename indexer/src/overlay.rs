@@ -1,13 +1,15 @@
 //! Unsaved buffers: an in-memory index of the documents an editor has changed but not saved, so
-//! search finds code as the user sees it. Callers search the overlay and the on-disk index
-//! (leaving out the overlay's files there) and merge by score.
+//! search finds code as the user sees it, and the vectors of their chunks. [`crate::sources`]
+//! searches the overlay and the on-disk index as one corpus.
 
 use std::collections::HashMap;
 use std::path::Path;
 
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
+use tantivy::schema::Value;
+use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::chunk::Chunker;
+use crate::embed::{Embedder, TextKind, embed_text};
 use crate::error::{Error, Result};
 use crate::index::{Fields, register_tokenizer, schema};
 use crate::search::{Hit, SearchOptions, search_reader};
@@ -24,6 +26,10 @@ pub struct Overlay {
     chunker: Chunker,
     /// Content by path, for the documents the overlay holds.
     docs: HashMap<String, String>,
+    /// The model the vectors below are from.
+    vectors_model: String,
+    /// Quantised vectors of the overlay's chunks by chunk key (see [`Overlay::embed_missing`]).
+    vectors: HashMap<u64, Vec<i8>>,
 }
 
 impl Overlay {
@@ -40,7 +46,15 @@ impl Overlay {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| Error::tantivy(here, e))?;
-        Ok(Overlay { reader, writer, fields, chunker: Chunker::default(), docs: HashMap::new() })
+        Ok(Overlay {
+            reader,
+            writer,
+            fields,
+            chunker: Chunker::default(),
+            docs: HashMap::new(),
+            vectors_model: String::new(),
+            vectors: HashMap::new(),
+        })
     }
 
     /// Sets the unsaved content of `rel`.
@@ -77,7 +91,13 @@ impl Overlay {
         self.docs.get(rel).map(String::as_str)
     }
 
-    /// Searches the unsaved documents.
+    /// Whether the overlay holds no document.
+    pub fn is_empty(&self) -> bool {
+        self.docs.is_empty()
+    }
+
+    /// Searches the unsaved documents alone, scored by their own statistics (to search them
+    /// with the on-disk index, use [`crate::sources::Sources`]).
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         if self.docs.is_empty() {
             crate::search::query_tokens(query)?;
@@ -86,18 +106,79 @@ impl Overlay {
         search_reader(&self.reader, &self.fields, Path::new("<memory>"), query, opts, &|_| false)
     }
 
+    /// Embeds the overlay's chunks that have no vector yet with `embedder`, except those
+    /// `known` already has (a chunk whose text is unchanged from the file on disk has its
+    /// vector in the on-disk cache); forgets vectors of chunks that are gone. Returns how many
+    /// chunks were embedded. Vectors of another model are dropped first.
+    pub fn embed_missing(
+        &mut self,
+        embedder: &dyn Embedder,
+        known: &dyn Fn(u64) -> bool,
+    ) -> Result<usize> {
+        if self.vectors_model != embedder.id() {
+            self.vectors.clear();
+            self.vectors_model = embedder.id().to_string();
+        }
+        let searcher = self.searcher();
+        let f = &self.fields;
+        let mut live = std::collections::HashSet::new();
+        let mut missing: Vec<(u64, String)> = Vec::new();
+        for (key, addr) in crate::vectors::live_keys(&searcher)? {
+            live.insert(key);
+            if self.vectors.contains_key(&key) || known(key) {
+                continue;
+            }
+            let doc: TantivyDocument =
+                searcher.doc(addr).map_err(|e| Error::tantivy("<memory>", e))?;
+            let text = |field| doc.get_first(field).and_then(|v| v.as_str());
+            let path = text(f.path).unwrap_or_default();
+            missing.push((
+                key,
+                embed_text(path, text(f.symbol), text(f.container), text(f.content).unwrap_or("")),
+            ));
+        }
+        self.vectors.retain(|k, _| live.contains(k));
+        missing.sort();
+        missing.dedup_by_key(|(k, _)| *k);
+        if missing.is_empty() {
+            return Ok(0);
+        }
+        let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
+        let vectors = embedder
+            .embed(&texts, TextKind::Document)
+            .map_err(|e| Error::Embedding(e.to_string()))?;
+        if vectors.len() != missing.len() {
+            return Err(Error::Embedding(format!(
+                "the model gave {} vectors for {} texts",
+                vectors.len(),
+                missing.len()
+            )));
+        }
+        for ((key, _), v) in missing.iter().zip(vectors) {
+            self.vectors.insert(*key, crate::vectors::quantize(&v));
+        }
+        Ok(missing.len())
+    }
+
+    /// The vector of an overlay chunk embedded by [`Overlay::embed_missing`], by chunk key.
+    pub(crate) fn vector(&self, key: u64) -> Option<&[i8]> {
+        self.vectors.get(&key).map(Vec::as_slice)
+    }
+
+    /// A searcher over the overlay as it is.
+    pub(crate) fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// The overlay's fields (the same schema as the on-disk index).
+    pub(crate) fn fields(&self) -> &Fields {
+        &self.fields
+    }
+
     fn commit(&mut self) -> Result<()> {
         self.writer.commit().map_err(|e| Error::tantivy("<memory>", e))?;
         self.reader.reload().map_err(|e| Error::tantivy("<memory>", e))
     }
-}
-
-/// Merges hits from the on-disk index and an overlay: best first, at most `k`.
-pub fn merge(mut a: Vec<Hit>, b: Vec<Hit>, k: usize) -> Vec<Hit> {
-    a.extend(b);
-    a.sort_by(|x, y| y.score.total_cmp(&x.score));
-    a.truncate(k);
-    a
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, BoostQuery, Occur, Query, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, BoostQuery, Occur, Query, TermQuery};
 use tantivy::schema::{IndexRecordOption, Value};
 use tantivy::{TantivyDocument, Term};
 
@@ -63,23 +63,16 @@ pub struct Hit {
     /// The chunk's key in the vector cache (not part of the JSON contract).
     #[serde(skip)]
     pub key: Option<u64>,
+    /// True when the chunk comes from an unsaved editor buffer (an [`crate::Overlay`]), not
+    /// from the file on disk (not part of the JSON contract).
+    #[serde(skip)]
+    pub unsaved: bool,
 }
 
 impl CodeIndex {
     /// Searches the index for `query`; best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
         search_reader(&self.reader, &self.fields, &self.layout.index_dir, query, opts, &|_| false)
-    }
-
-    /// Like [`CodeIndex::search`], leaving out files for which `skip(path)` is true (files whose
-    /// unsaved content an [`crate::overlay::Overlay`] holds).
-    pub fn search_except(
-        &self,
-        query: &str,
-        opts: &SearchOptions,
-        skip: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<Hit>> {
-        search_reader(&self.reader, &self.fields, &self.layout.index_dir, query, opts, skip)
     }
 }
 
@@ -118,7 +111,8 @@ pub fn search_tokens(query: &str) -> Result<Vec<String>> {
     Ok(if kept.is_empty() { tokens } else { kept })
 }
 
-/// Runs a query against any reader with sift's schema.
+/// Runs a query against any reader with sift's schema, scored by that reader's own BM25
+/// statistics.
 pub(crate) fn search_reader(
     reader: &tantivy::IndexReader,
     f: &Fields,
@@ -127,7 +121,13 @@ pub(crate) fn search_reader(
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>> {
-    let tokens = search_tokens(query)?;
+    let searcher = reader.searcher();
+    search_searcher(&searcher, &searcher, f, where_, query, opts, skip)
+}
+
+/// The BM25 query of sift's schema for these search tokens: each token in the content, the
+/// symbol name, the path words and the container name, weighted.
+fn lexical_query(f: &Fields, tokens: &[String]) -> BooleanQuery {
     let term_query = |field, token: &str, boost: f32| -> Box<dyn Query> {
         let q = TermQuery::new(Term::from_field_text(field, token), IndexRecordOption::WithFreqs);
         if boost == 1.0 { Box::new(q) } else { Box::new(BoostQuery::new(Box::new(q), boost)) }
@@ -144,16 +144,34 @@ pub(crate) fn search_reader(
             (Occur::Should, Box::new(BooleanQuery::new(per_token)) as Box<dyn Query>)
         })
         .collect();
-    let query = BooleanQuery::new(clauses);
-    let searcher = reader.searcher();
+    BooleanQuery::new(clauses)
+}
+
+/// Runs a query against one searcher, scoring with the BM25 statistics of `stats` (the searcher
+/// itself, or a corpus it is part of: see [`crate::sources`]).
+pub(crate) fn search_searcher(
+    searcher: &tantivy::Searcher,
+    stats: &dyn Bm25StatisticsProvider,
+    f: &Fields,
+    where_: &Path,
+    query: &str,
+    opts: &SearchOptions,
+    skip: &dyn Fn(&str) -> bool,
+) -> Result<Vec<Hit>> {
+    let tokens = search_tokens(query)?;
+    let query = lexical_query(f, &tokens);
     let mut fetch = opts.k.max(1);
     let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
     loop {
         let top = searcher
-            .search(&query, &TopDocs::with_limit(fetch).order_by_score())
+            .search_with_statistics_provider(
+                &query,
+                &TopDocs::with_limit(fetch).order_by_score(),
+                stats,
+            )
             .map_err(|e| Error::tantivy(where_, e))?;
         let exhausted = top.len() < fetch;
-        let hits = collect_hits(&searcher, f, where_, top, opts, skip, &wanted)?;
+        let hits = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
         if hits.len() >= opts.k {
             return Ok(hits);
         }
@@ -230,6 +248,7 @@ pub(crate) fn hit_from_doc(
         match_line,
         snippet,
         key: None,
+        unsaved: false,
     }
 }
 

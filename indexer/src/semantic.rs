@@ -3,8 +3,8 @@
 //! Embedding never blocks lexical search: it runs after (or beside) lexical indexing, over the
 //! chunks the lexical index already holds that have no vector yet, first-party code first, and
 //! it can be stopped between batches and resumed later for free (the cache remembers every
-//! vector it appended). Hybrid search fuses the lexical and the vector ranking with
-//! reciprocal-rank fusion.
+//! vector it appended). Hybrid search ([`fuse`]) combines the lexical and the vector ranking;
+//! [`crate::sources::Sources`] is what runs the searches.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -181,19 +181,6 @@ impl CodeIndex {
         Ok(report)
     }
 
-    /// The chunks most similar to `query_vec` (the embedding of `query`, which only picks the
-    /// snippet lines), best first, leaving out files for which `skip` is true.
-    pub fn search_semantic(
-        &self,
-        vectors: &VectorIndex,
-        query: &str,
-        query_vec: &[f32],
-        opts: &SearchOptions,
-        skip: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<Hit>> {
-        self.semantic_hits(&vectors.similarities(query_vec), query, opts, skip)
-    }
-
     /// The hits of a semantic ranking already computed (see [`VectorIndex::similarities`]),
     /// best first, leaving out files for which `skip` is true.
     pub fn semantic_hits(
@@ -219,28 +206,6 @@ impl CodeIndex {
             }
             depth *= 4;
         }
-    }
-
-    /// Lexical and semantic rankings fused (see [`Fusion`] and [`fuse`]). When the query has no
-    /// words the lexical index can match, the semantic ranking alone answers.
-    pub fn search_hybrid(
-        &self,
-        vectors: &VectorIndex,
-        query: &str,
-        query_vec: &[f32],
-        opts: &SearchOptions,
-        fusion: &Fusion,
-        skip: &dyn Fn(&str) -> bool,
-    ) -> Result<Vec<Hit>> {
-        let depth = SearchOptions { k: fusion.depth.max(opts.k), max_per_file: None };
-        let lexical = match self.search_except(query, &depth, skip) {
-            Ok(hits) => hits,
-            Err(Error::EmptyQuery(_)) => Vec::new(),
-            Err(e) => return Err(e),
-        };
-        let sims = vectors.similarities(query_vec);
-        let semantic = self.semantic_hits(&sims, query, &depth, skip)?;
-        Ok(fuse(query, lexical, semantic, Some(&sims), opts, fusion))
     }
 }
 
@@ -478,6 +443,7 @@ mod tests {
             match_line: line,
             snippet: String::new(),
             key: None,
+            unsaved: false,
         }
     }
 

@@ -442,8 +442,7 @@ impl VectorIndex {
         };
         for (key, addr) in live {
             if let Some(v) = store.get(key) {
-                let norm: i64 = v.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
-                let inv = if norm == 0 { 0.0 } else { 1.0 / (norm as f32).sqrt() };
+                let inv = inverse_norm(v);
                 index.data.extend_from_slice(v);
                 index.inv_norms.push(inv);
                 index.rows_by_key.entry(key).or_insert(index.addrs.len() as u32);
@@ -468,6 +467,11 @@ impl VectorIndex {
         self.addrs.is_empty()
     }
 
+    /// Whether the chunk with this key has a vector here.
+    pub fn contains_key(&self, key: u64) -> bool {
+        self.rows_by_key.contains_key(&key)
+    }
+
     /// Chunks with a vector and chunks in all.
     pub fn coverage(&self) -> (u64, u64) {
         (self.addrs.len() as u64, self.total)
@@ -487,9 +491,7 @@ impl VectorIndex {
         if query.len() != self.dim || self.addrs.is_empty() {
             return Similarities { index: self, scores: Vec::new() };
         }
-        let q = quantize(query);
-        let qnorm: i64 = q.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
-        let qinv = if qnorm == 0 { 0.0 } else { 1.0 / (qnorm as f32).sqrt() };
+        let (q, qinv) = quantized_query(query);
         let scores: Vec<f32> = self
             .data
             .chunks_exact(self.dim)
@@ -498,6 +500,19 @@ impl VectorIndex {
             .collect();
         Similarities { index: self, scores }
     }
+}
+
+/// A query quantised as the stored vectors are, with the inverse of its norm.
+pub fn quantized_query(query: &[f32]) -> (Vec<i8>, f32) {
+    let q = quantize(query);
+    let inv = inverse_norm(&q);
+    (q, inv)
+}
+
+/// 1 / |v| of an int8 vector (0 for the zero vector).
+pub fn inverse_norm(v: &[i8]) -> f32 {
+    let norm: i64 = v.iter().map(|&x| i64::from(x) * i64::from(x)).sum();
+    if norm == 0 { 0.0 } else { 1.0 / (norm as f32).sqrt() }
 }
 
 /// Dot product of two int8 vectors, in a shape the compiler vectorises.

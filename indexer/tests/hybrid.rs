@@ -82,8 +82,9 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     assert_eq!(lexical[0].path, "c.py");
     assert!(sims.of_key(lexical[0].key.unwrap()).is_some());
     // Hybrid: the chunk both rankings put first answers.
-    let fused =
-        index.search_hybrid(&vectors, query, &qv, &opts, &Fusion::default(), &|_| false).unwrap();
+    let fused = sift_indexer::Sources::new(&index, None)
+        .hybrid(&vectors, query, &qv, &opts, &Fusion::default())
+        .unwrap();
     assert_eq!(fused[0].path, "a.py");
     // A key the index does not hold has no similarity.
     assert_eq!(sims.of_key(u64::MAX - 1), None);

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {}", cli::describe(&err));
+            eprintln!("error: {}", sift_lsp::message::describe(&err));
             ExitCode::FAILURE
         }
     }

@@ -123,12 +123,23 @@ pub struct StdioServer {
     next_id: i64,
     /// Messages read while waiting for something else.
     pub seen: Vec<serde_json::Value>,
+    /// The last 32 to 64 KiB of what the server wrote to stderr.
+    log: std::sync::Arc<std::sync::Mutex<String>>,
 }
 
 impl StdioServer {
-    /// Starts `sift lsp` (extra arguments appended).
+    /// Starts `sift lsp` (extra arguments appended), without models.
     pub fn start(args: &[&str]) -> StdioServer {
-        let mut child = sift()
+        StdioServer::start_command(sift(), args)
+    }
+
+    /// Starts `sift lsp` with the installed models (see [`sift_with_models`]).
+    pub fn start_with_models(args: &[&str]) -> StdioServer {
+        StdioServer::start_command(sift_with_models(), args)
+    }
+
+    fn start_command(mut command: Command, args: &[&str]) -> StdioServer {
+        let mut child = command
             .arg("lsp")
             .args(args)
             .stdin(std::process::Stdio::piped())
@@ -136,6 +147,24 @@ impl StdioServer {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("sift lsp starts");
+        // Drained, or a chatty server would block on a full pipe; the tail is kept for messages.
+        let log = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+        if let Some(stderr) = child.stderr.take() {
+            let log = log.clone();
+            std::thread::spawn(move || {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+                    let mut log = log.lock().unwrap_or_else(|e| e.into_inner());
+                    log.push_str(&line);
+                    log.push('\n');
+                    if log.len() > 64 * 1024 {
+                        let cut = log.len() - 32 * 1024;
+                        let cut = (cut..log.len()).find(|&i| log.is_char_boundary(i)).unwrap_or(0);
+                        log.drain(..cut);
+                    }
+                }
+            });
+        }
         let stdout = child.stdout.take().expect("stdout");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
@@ -147,7 +176,7 @@ impl StdioServer {
             }
         });
         let stdin = child.stdin.take();
-        StdioServer { child, stdin, frames: rx, next_id: 1, seen: Vec::new() }
+        StdioServer { child, stdin, frames: rx, next_id: 1, seen: Vec::new(), log }
     }
 
     /// Writes raw bytes to the server's stdin.
@@ -246,6 +275,11 @@ impl StdioServer {
             let message = self.read(left).expect("the server keeps talking");
             self.seen.push(message);
         }
+    }
+
+    /// The tail of the server's stderr so far.
+    pub fn stderr_tail(&self) -> String {
+        self.log.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// Closes stdin (the client went away).

@@ -4,7 +4,8 @@
 //! Each line of a queries file is `{"q": "...", "gold": ["path", ...]}` (paths relative to the
 //! repository). A query's results are reduced to distinct files in rank order; recall@k is the
 //! share of its gold files among the first k files, MRR the mean of 1/rank of the first gold
-//! file (0 when none is in the first 10).
+//! file (0 when none is in the first 10). Every query runs through the engine's one search
+//! ([`sift_engine::search`]), the path `sift search` and the language server take.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,7 +14,9 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use sift_indexer::{Error, Fusion, Hit, SearchOptions, TextKind};
+use sift_engine::semantic::Semantic;
+use sift_engine::{Mode, Query, Workspace};
+use sift_indexer::{Error, Fusion, Hit};
 
 use super::{RepoArgs, WalkArgs};
 
@@ -67,7 +70,7 @@ pub struct EvalArgs {
 }
 
 #[derive(Deserialize)]
-struct Query {
+struct Question {
     q: String,
     gold: Vec<String>,
 }
@@ -99,7 +102,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             if line.trim().is_empty() {
                 continue;
             }
-            let q: Query = serde_json::from_str(line).with_context(|| {
+            let q: Question = serde_json::from_str(line).with_context(|| {
                 format!("{}:{}: not a {{\"q\", \"gold\"}} line", file.display(), i + 1)
             })?;
             if q.gold.is_empty() {
@@ -113,15 +116,22 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     let index = super::search::open_index(&root, &args.walk, args.no_refresh)?;
     let config = super::semantic::embed_config(&root)?;
     let model = super::semantic::load_model(&config, false, false)?;
-    let mut vectors = None;
-    if let Some(model) = &model {
-        let v = super::semantic::vectors(&index, model, &config, !args.no_refresh)?;
-        if v.is_empty() {
-            eprintln!("note: no chunk has an embedding yet; only lexical search is scored");
-        } else {
-            vectors = Some(v);
+    let mut model_id = None;
+    let semantic = match model {
+        Some(model) => {
+            let v = super::semantic::vectors(&index, &model, &config, !args.no_refresh)?;
+            if v.is_empty() {
+                eprintln!("note: no chunk has an embedding yet; only lexical search is scored");
+                Semantic::off("no embeddings yet")
+            } else {
+                model_id = Some(model.embedder.id().to_string());
+                Semantic::ready(model, v)
+            }
         }
-    }
+        None => Semantic::off("no embedding model"),
+    };
+    // The same engine search as `sift search` and the language server run.
+    let workspace = Workspace::new(index, semantic)?;
     let defaults = Fusion::default();
     let fusion = Fusion {
         k: args.fusion_k.unwrap_or(defaults.k),
@@ -132,36 +142,24 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         identifier_routing: !args.no_routing && defaults.identifier_routing,
         floor_quantile: args.floor_quantile.unwrap_or(defaults.floor_quantile),
     };
-    let opts = SearchOptions { k: 100, max_per_file: None };
     let mut all = Vec::new();
     for (name, queries) in &sets {
-        let modes: &[&'static str] =
-            if vectors.is_some() { &["lexical", "semantic", "hybrid"] } else { &["lexical"] };
+        let modes: &[Mode] = if model_id.is_some() {
+            &[Mode::Lexical, Mode::Semantic, Mode::Hybrid]
+        } else {
+            &[Mode::Lexical]
+        };
         // The first gold file's rank per query in lexical search, for --regressions.
         let mut lexical_ranks: Vec<Option<usize>> = Vec::new();
         for &mode in modes {
             let mut sums = [0f64; 4];
             let start = Instant::now();
             for (qi, q) in queries.iter().enumerate() {
-                let hits: Vec<Hit> = match (mode, &vectors, &model) {
-                    ("lexical", _, _) => match index.search(&q.q, &opts) {
-                        Ok(h) => h,
-                        Err(Error::EmptyQuery(_)) => Vec::new(),
-                        Err(e) => return Err(e.into()),
-                    },
-                    (_, Some(v), Some(m)) => {
-                        let qv = m
-                            .embedder
-                            .embed(&[q.q.as_str()], TextKind::Query)?
-                            .pop()
-                            .unwrap_or_default();
-                        if mode == "semantic" {
-                            index.search_semantic(v, &q.q, &qv, &opts, &|_| false)?
-                        } else {
-                            index.search_hybrid(v, &q.q, &qv, &opts, &fusion, &|_| false)?
-                        }
-                    }
-                    _ => unreachable!("semantic modes run only with vectors"),
+                let query = Query { mode: Some(mode), fusion, ..Query::new(&q.q, 100) };
+                let hits: Vec<Hit> = match sift_engine::search(&[&workspace], &query) {
+                    Ok(found) => found.hits.into_iter().map(|f| f.hit).collect(),
+                    Err(sift_engine::Error::Index(Error::EmptyQuery(_))) => Vec::new(),
+                    Err(e) => return Err(e.into()),
                 };
                 let files = distinct_files(&hits);
                 let found = |k: usize| {
@@ -172,12 +170,13 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 sums[1] += found(5);
                 sums[2] += found(10);
                 let full_rank = files.iter().position(|f| q.gold.contains(f));
-                if mode == "lexical" {
+                if mode == Mode::Lexical {
                     lexical_ranks.push(full_rank);
                 } else if args.regressions
                     && let Some(Some(lex)) = lexical_ranks.get(qi)
                     && full_rank.is_none_or(|r| r > *lex)
                 {
+                    let mode = mode.as_str();
                     eprintln!(
                         "worse [{name} {mode}] {:?} → {:?}: lexical #{}, {mode} {}",
                         q.q,
@@ -190,7 +189,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 sums[3] += rank.map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
                 if args.misses && rank.is_none() {
                     eprintln!(
-                        "miss [{name} {mode}] {:?} → want {:?}, got {:?}",
+                        "miss [{name} {}] {:?} → want {:?}, got {:?}",
+                        mode.as_str(),
                         q.q,
                         q.gold,
                         &files[..files.len().min(3)]
@@ -200,7 +200,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             let n = queries.len().max(1) as f64;
             all.push(Scores {
                 set: name.clone(),
-                mode,
+                mode: mode.as_str(),
                 queries: queries.len(),
                 recall_at_1: sums[0] / n,
                 recall_at_5: sums[1] / n,
@@ -215,7 +215,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             println!("{}", serde_json::to_string(s)?);
         }
     } else {
-        if let Some(m) = &model {
+        if let Some(id) = &model_id {
             let how = match fusion.alpha {
                 Some(a) => format!("scores, alpha={a} floor_quantile={}", fusion.floor_quantile),
                 None => format!(
@@ -225,9 +225,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             };
             println!(
                 "model: {}; fusion: {how} depth={} routing={}",
-                m.embedder.id(),
-                fusion.depth,
-                fusion.identifier_routing
+                id, fusion.depth, fusion.identifier_routing
             );
         }
         println!(

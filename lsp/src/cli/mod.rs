@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand};
 use sift_indexer::IndexConfig;
 
 mod eval;
@@ -78,15 +78,16 @@ fn parse_size_arg(text: &str) -> std::result::Result<u64, String> {
     sift_indexer::config::parse_size(text)
 }
 
-/// Search modes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Mode {
-    /// BM25 over code-aware tokens.
-    Lexical,
-    /// Embedding similarity (needs embeddings).
-    Semantic,
-    /// Lexical and semantic fused.
-    Hybrid,
+/// `--mode`: the engine's search modes, by the names the engine parses.
+fn parse_mode() -> impl clap::builder::TypedValueParser<Value = sift_engine::Mode> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new([
+        clap::builder::PossibleValue::new("lexical").help("BM25 over code-aware tokens"),
+        clap::builder::PossibleValue::new("semantic")
+            .help("Embedding similarity (needs embeddings)"),
+        clap::builder::PossibleValue::new("hybrid").help("Lexical and semantic fused"),
+    ])
+    .map(|s| s.parse::<sift_engine::Mode>().expect("the possible values are the engine's modes"))
 }
 
 /// Runs the parsed command line.
@@ -127,49 +128,9 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// The tables of `.sift/config.toml` that editors may also set (through `initializationOptions`).
-pub const CONFIG_TABLES: [&str; 3] = ["index", "embed", "review"];
-
-/// Reads `ROOT/.sift/config.toml` (an empty table when there is none), with `overrides` (an
-/// object of tables, as editors send in `initializationOptions`) laid over its `[index]` and
-/// `[embed]` tables key by key. Returns the table and the file's path (for messages).
-pub fn config_table(
-    root: &Path,
-    overrides: Option<&serde_json::Value>,
-) -> Result<(toml::Table, PathBuf)> {
-    // A missing or wrong root is reported as such, not as an unreadable config file.
-    sift_indexer::Layout::new(root)?;
-    let path = root.join(".sift").join("config.toml");
-    let mut table = match std::fs::read_to_string(&path) {
-        Ok(text) => text.parse::<toml::Table>().map_err(|e: toml::de::Error| {
-            sift_indexer::Error::Config { path: path.clone(), reason: e.message().to_string() }
-        })?,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => toml::Table::new(),
-        Err(e) => return Err(sift_indexer::Error::io("read", &path, e).into()),
-    };
-    for name in CONFIG_TABLES {
-        let Some(serde_json::Value::Object(extra)) = overrides.and_then(|o| o.get(name)) else {
-            continue;
-        };
-        let section = table.entry(name).or_insert_with(|| toml::Value::Table(toml::Table::new()));
-        let Some(section) = section.as_table_mut() else { continue };
-        for (key, value) in extra {
-            if value.is_null() {
-                continue;
-            }
-            let value = toml::Value::try_from(value).map_err(|e| sift_indexer::Error::Config {
-                path: path.clone(),
-                reason: format!("editor setting {name}.{key}: {e}"),
-            })?;
-            section.insert(key.clone(), value);
-        }
-    }
-    Ok((table, path))
-}
-
 /// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
 pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
-    let (table, path) = config_table(root, None)?;
+    let (table, path) = sift_engine::config::config_table(root, None)?;
     let mut config = IndexConfig::from_table(&table, &path)?;
     if let Some(max) = walk.max_file_size {
         config.max_file_size = max;
@@ -203,19 +164,6 @@ fn env_number(name: &str) -> Result<Option<u64>> {
             .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {v:?}")),
         Err(_) => Ok(None),
     }
-}
-
-/// The one-line message for an error: the chain, joined.
-pub fn describe(err: &anyhow::Error) -> String {
-    let mut out = err.to_string();
-    for cause in err.chain().skip(1) {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-    }
-    out
 }
 
 /// Human-readable byte count.

@@ -174,7 +174,7 @@ fn language_model_info(repo: &RepoArgs) -> bool {
     let config = match model_config(repo) {
         Ok(config) => config,
         Err(e) => {
-            println!("  configuration error: {}", super::describe(&e));
+            println!("  configuration error: {}", crate::message::describe(&e));
             return false;
         }
     };

@@ -4,10 +4,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use sift_indexer::{CodeIndex, Error, Fusion, Hit, SearchOptions};
+use sift_engine::semantic::Semantic;
+use sift_engine::{Mode, Query, Workspace};
+use sift_indexer::{CodeIndex, Error, Hit};
 
 use super::progress::TerminalProgress;
-use super::{Mode, RepoArgs, WalkArgs};
+use super::{RepoArgs, WalkArgs};
 
 /// Arguments of `sift search`.
 #[derive(Debug, Args)]
@@ -26,7 +28,7 @@ pub struct SearchArgs {
     #[arg(long)]
     json: bool,
     /// Search mode [default: hybrid when embeddings exist, else lexical].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = super::parse_mode())]
     mode: Option<Mode>,
     /// At most N results from one file.
     #[arg(long, value_name = "N")]
@@ -46,62 +48,20 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         return Err(Error::EmptyQuery(query).into());
     }
     let index = open_index(&root, &args.walk, args.no_refresh)?;
-    let opts = SearchOptions { k: args.k, max_per_file: args.max_per_file };
-    let hits = match args.mode {
-        Some(Mode::Lexical) => index.search(&query, &opts)?,
-        mode => {
-            let wanted = mode.is_some();
-            let config = super::semantic::embed_config(&root)?;
-            let refresh = !args.no_refresh && !index.layout().is_watched();
-            let model = super::semantic::search_model(
-                &index,
-                &config,
-                refresh,
-                mode == Some(Mode::Semantic),
-            )?;
-            match model {
-                None => {
-                    if wanted {
-                        eprintln!("note: hybrid search falls back to lexical (no embedding model)");
-                    }
-                    index.search(&query, &opts)?
-                }
-                Some((model, vectors)) => {
-                    if vectors.is_empty() {
-                        if mode == Some(Mode::Semantic) {
-                            anyhow::bail!(
-                                "no embeddings for this index yet: run `sift index` (or `sift search` without --no-refresh)"
-                            );
-                        }
-                        if wanted {
-                            eprintln!(
-                                "note: no embeddings yet, so hybrid search falls back to lexical"
-                            );
-                        }
-                        index.search(&query, &opts)?
-                    } else {
-                        let qv = model
-                            .embedder
-                            .embed(&[query.as_str()], sift_indexer::TextKind::Query)?
-                            .pop()
-                            .unwrap_or_default();
-                        if mode == Some(Mode::Semantic) {
-                            index.search_semantic(&vectors, &query, &qv, &opts, &|_| false)?
-                        } else {
-                            index.search_hybrid(
-                                &vectors,
-                                &query,
-                                &qv,
-                                &opts,
-                                &Fusion::default(),
-                                &|_| false,
-                            )?
-                        }
-                    }
-                }
-            }
-        }
+    let refresh = !args.no_refresh && !index.layout().is_watched();
+    let semantic = match args.mode {
+        Some(Mode::Lexical) => Semantic::off("lexical search was asked for"),
+        mode => super::semantic::for_search(&index, &root, refresh, mode == Some(Mode::Semantic))?,
     };
+    let workspace = Workspace::new(index, semantic)?;
+    let found = sift_engine::search(
+        &[&workspace],
+        &Query { mode: args.mode, max_per_file: args.max_per_file, ..Query::new(&query, args.k) },
+    )?;
+    if let (Some(why), Some(_)) = (&found.fallback, args.mode) {
+        eprintln!("note: hybrid search falls back to lexical: {why}");
+    }
+    let hits: Vec<Hit> = found.hits.into_iter().map(|f| f.hit).collect();
     print_hits(&hits, args.json)?;
     if hits.is_empty() && !args.json {
         eprintln!("no results for {query:?}");

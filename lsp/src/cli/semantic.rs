@@ -6,6 +6,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
+use sift_engine::semantic::Semantic;
 use sift_indexer::vectors::VectorIndex;
 use sift_indexer::{CodeIndex, EmbedReport, Error};
 use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
@@ -14,7 +15,7 @@ use super::progress::TerminalProgress;
 
 /// Reads `[embed]` from `ROOT/.sift/config.toml` (when present) and the environment.
 pub fn embed_config(root: &Path) -> Result<EmbedConfig> {
-    let (table, path) = super::config_table(root, None)?;
+    let (table, path) = sift_engine::config::config_table(root, None)?;
     Ok(EmbedConfig::from_table(&table, &path)?)
 }
 
@@ -74,6 +75,25 @@ pub fn search_model(
     let Some(model) = load_model(config, required, false)? else { return Ok(None) };
     let vectors = vectors(index, &model, config, refresh)?;
     Ok(Some((model, vectors)))
+}
+
+/// The embeddings a search of `index` uses, as the engine's [`Semantic`]: the model and the
+/// vectors (embedding what is missing first when `refresh`), or why there are none. `required`
+/// (semantic mode) makes a model that cannot be loaded an error.
+pub fn for_search(
+    index: &CodeIndex,
+    root: &Path,
+    refresh: bool,
+    required: bool,
+) -> Result<Semantic> {
+    let config = embed_config(root)?;
+    Ok(match search_model(index, &config, refresh, required)? {
+        None => Semantic::off("no embedding model"),
+        Some((_, vectors)) if vectors.is_empty() => Semantic::off(
+            "no embeddings for this index yet: run `sift index` (or `sift search` without --no-refresh)",
+        ),
+        Some((model, vectors)) => Semantic::ready(model, vectors),
+    })
 }
 
 /// Embeds the chunks of `index` that have no vector yet. Another process embedding for the

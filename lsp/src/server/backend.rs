@@ -13,7 +13,8 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use futures::FutureExt;
 use serde_json::Value;
-use sift_indexer::{Hit, SearchOptions, UpdateOptions};
+use sift_engine::{Found, Mode, Query};
+use sift_indexer::UpdateOptions;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
 use tower_lsp_server::ls_types::*;
@@ -136,37 +137,30 @@ impl Backend {
 
     async fn search(&self, params: SearchParams) -> Result<SearchResponse> {
         let mode = match params.mode.as_deref() {
-            None | Some("auto" | "hybrid") => SearchMode::Hybrid,
-            Some("lexical") => SearchMode::Lexical,
-            Some("semantic") => SearchMode::Semantic,
-            Some(other) => {
-                return Err(Error::invalid_params(format!(
-                    "unknown mode {other:?}: use \"lexical\", \"semantic\" or \"hybrid\""
-                )));
-            }
+            None | Some("auto") => None,
+            Some(name) => Some(name.parse::<Mode>().map_err(Error::invalid_params)?),
         };
         let k = params.k.unwrap_or(20).clamp(1, 200);
-        let opts = SearchOptions { k, max_per_file: params.max_per_file };
         let workspaces = self.workspaces();
-        let query = params.query.clone();
-        let found =
-            tokio::task::spawn_blocking(move || search_all(&workspaces, &query, &opts, mode))
-                .await
-                .map_err(|e| internal(format!("search crashed: {e}")))?;
-        let (results, used) = found.map_err(|e| match e {
-            SearchError::Index(e @ sift_indexer::Error::EmptyQuery(_)) => {
+        let found = tokio::task::spawn_blocking(move || {
+            let query =
+                Query { mode, max_per_file: params.max_per_file, ..Query::new(&params.query, k) };
+            let all: Vec<&sift_engine::Workspace> = workspaces.iter().map(|w| &***w).collect();
+            sift_engine::search(&all, &query)
+        })
+        .await
+        .map_err(|e| internal(format!("search crashed: {e}")))?;
+        let found = found.map_err(|e| match e {
+            sift_engine::Error::Index(e @ sift_indexer::Error::EmptyQuery(_)) => {
                 Error::invalid_params(e.to_string())
             }
-            SearchError::NoVectors(why) => Error::invalid_params(why),
+            e @ sift_engine::Error::SemanticUnavailable(_) => Error::invalid_params(e.to_string()),
             other => internal(other.to_string()),
         })?;
-        let results = results
-            .into_iter()
-            .filter_map(|(root, hit, unsaved)| to_result(&root, hit, unsaved))
-            .collect();
+        let results = found.hits.into_iter().filter_map(to_result).collect();
         Ok(SearchResponse {
             results,
-            mode: used,
+            mode: found.mode.as_str(),
             coverage: self.workspaces().iter().map(|w| w.coverage()).collect(),
         })
     }
@@ -253,7 +247,7 @@ impl Backend {
         let review_overrides = overrides.clone();
         type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
         let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed)> {
-            let (table, path) = crate::cli::config_table(root, overrides.as_ref())?;
+            let (table, path) = sift_engine::config::config_table(root, overrides.as_ref())?;
             let opts = UpdateOptions {
                 config: sift_indexer::IndexConfig::from_table(&table, &path)?,
                 commit_interval: std::time::Duration::from_millis(750),
@@ -288,7 +282,7 @@ impl Backend {
                     let message = format!(
                         "sift cannot index {}: {}",
                         root.display(),
-                        crate::cli::describe(&e)
+                        crate::message::describe(&e)
                     );
                     tracing::error!("{message}");
                     self.client.show_message(MessageType::ERROR, message).await;
@@ -323,9 +317,6 @@ impl Backend {
     }
 }
 
-/// A hit, the root of its workspace, and whether it comes from an unsaved buffer.
-type Found = (PathBuf, Hit, bool);
-
 /// Work-done progress shown for one root and kind of work, with its last percentage.
 type Ongoing = HashMap<
     (PathBuf, &'static str),
@@ -338,118 +329,11 @@ type Ongoing = HashMap<
     ),
 >;
 
-/// The search modes of `sift/search`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SearchMode {
-    Lexical,
-    Semantic,
-    Hybrid,
-}
-
-/// Why a search failed.
-#[derive(Debug, thiserror::Error)]
-enum SearchError {
-    #[error(transparent)]
-    Index(#[from] sift_indexer::Error),
-    #[error("{0}")]
-    NoVectors(String),
-    #[error("embedding the query failed: {0}")]
-    Model(String),
-}
-
-/// Searches every workspace; returns the hits and the mode actually used (`hybrid` falls back
-/// to `lexical` where no workspace has embeddings yet).
-fn search_all(
-    workspaces: &[Arc<Workspace>],
-    query: &str,
-    opts: &SearchOptions,
-    mode: SearchMode,
-) -> std::result::Result<(Vec<Found>, &'static str), SearchError> {
-    if mode != SearchMode::Semantic {
-        sift_indexer::search::query_tokens(query)?;
-    }
-    let mut all: Vec<Found> = Vec::new();
-    let mut used = "lexical";
-    let fusion = sift_indexer::Fusion::default();
-    for ws in workspaces {
-        let vectors = match mode {
-            SearchMode::Lexical => None,
-            _ => ws.semantic.vectors().filter(|v| !v.is_empty()),
-        };
-        let query_vec = match &vectors {
-            Some(_) => {
-                ws.semantic.query_vector(query).map_err(|e| SearchError::Model(e.to_string()))?
-            }
-            None => None,
-        };
-        let overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
-        let held = |p: &str| overlay.contains(p);
-        let hits: Vec<(Hit, bool)> = match (mode, &vectors, &query_vec) {
-            (SearchMode::Semantic, Some(v), Some(qv)) => {
-                used = "semantic";
-                ws.index
-                    .search_semantic(v, query, qv, opts, &held)?
-                    .into_iter()
-                    .map(|h| (h, false))
-                    .collect()
-            }
-            (SearchMode::Semantic, _, _) => continue,
-            (SearchMode::Hybrid, Some(v), Some(qv)) => {
-                used = "hybrid";
-                let depth = SearchOptions { k: fusion.depth.max(opts.k), max_per_file: None };
-                let mut lexical = match ws.index.search_except(query, &depth, &held) {
-                    Ok(h) => h,
-                    Err(sift_indexer::Error::EmptyQuery(_)) => Vec::new(),
-                    Err(e) => return Err(e.into()),
-                };
-                let unsaved = overlay.search(query, &depth)?;
-                let unsaved_keys: std::collections::HashSet<(String, u64)> =
-                    unsaved.iter().map(|h| (h.path.clone(), h.start_line)).collect();
-                lexical.extend(unsaved);
-                lexical.sort_by(|a, b| b.score.total_cmp(&a.score));
-                let sims = v.similarities(qv);
-                let semantic = ws.index.semantic_hits(&sims, query, &depth, &held)?;
-                sift_indexer::semantic::fuse(query, lexical, semantic, Some(&sims), opts, &fusion)
-                    .into_iter()
-                    .map(|h| {
-                        let unsaved = unsaved_keys.contains(&(h.path.clone(), h.start_line));
-                        (h, unsaved)
-                    })
-                    .collect()
-            }
-            _ => {
-                let saved = ws.index.search_except(query, opts, &held)?;
-                let unsaved = overlay.search(query, opts)?;
-                saved
-                    .into_iter()
-                    .map(|h| (h, false))
-                    .chain(unsaved.into_iter().map(|h| (h, true)))
-                    .collect()
-            }
-        };
-        drop(overlay);
-        all.extend(hits.into_iter().map(|(h, unsaved)| (ws.root.clone(), h, unsaved)));
-    }
-    if mode == SearchMode::Semantic && used != "semantic" {
-        let why = workspaces
-            .iter()
-            .find_map(|w| w.semantic.unavailable().map(str::to_string))
-            .unwrap_or_else(|| {
-                "no embeddings yet: they are being computed, try again shortly".into()
-            });
-        return Err(SearchError::NoVectors(format!("semantic search is not available: {why}")));
-    }
-    // Stable: one workspace's order is its ranking's own; several are merged by score.
-    all.sort_by(|a, b| b.1.score.total_cmp(&a.1.score));
-    all.truncate(opts.k);
-    Ok((all, used))
-}
-
 fn line_range(first: u64, last: u64) -> Range {
     Range::new(Position::new(first.saturating_sub(1) as u32, 0), Position::new(last as u32, 0))
 }
 
-fn to_result(root: &std::path::Path, hit: Hit, unsaved: bool) -> Option<SearchResult> {
+fn to_result(Found { root, hit }: Found) -> Option<SearchResult> {
     let uri = Uri::from_file_path(root.join(&hit.path))?;
     Some(SearchResult {
         uri,
@@ -462,7 +346,7 @@ fn to_result(root: &std::path::Path, hit: Hit, unsaved: bool) -> Option<SearchRe
         container: hit.container,
         language: hit.language,
         snippet: hit.snippet,
-        unsaved,
+        unsaved: hit.unsaved,
     })
 }
 
@@ -656,14 +540,8 @@ impl DocumentActor {
             }
         };
         let Some((ws, rel)) = self.locate(&uri) else { return };
-        let result = tokio::task::spawn_blocking(move || {
-            let mut overlay = ws.overlay.lock().unwrap_or_else(|e| e.into_inner());
-            match text {
-                Some(text) => overlay.set(&rel, &text),
-                None => overlay.remove(&rel),
-            }
-        })
-        .await;
+        let result =
+            tokio::task::spawn_blocking(move || ws.set_unsaved(&rel, text.as_deref())).await;
         match result {
             Ok(Ok(())) => {}
             Ok(Err(e)) => tracing::warn!("cannot index the unsaved buffer {}: {e}", uri.as_str()),

@@ -12,7 +12,6 @@ pub mod framing;
 pub mod position;
 pub mod protocol;
 pub mod review;
-pub mod semantic;
 pub mod workspace;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};

@@ -190,7 +190,7 @@ impl Reviews {
             }
             let only = [path];
             let request = Request { only: Some(&only), ..Request::default() };
-            Some(review(&root, &request).map(|(r, _)| r).map_err(|e| crate::cli::describe(&e)))
+            Some(review(&root, &request).map(|(r, _)| r).map_err(|e| crate::message::describe(&e)))
         })
         .await;
         let reviewed = match result {
@@ -242,7 +242,7 @@ impl Reviews {
                 .map(|root| {
                     let result = review(&root, &Request::default())
                         .map(|(r, _)| r)
-                        .map_err(|e| crate::cli::describe(&e));
+                        .map_err(|e| crate::message::describe(&e));
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -339,7 +339,7 @@ impl Reviews {
 /// Whether `[review] on_save` (from `root`'s `.sift/config.toml`, with the editor's settings over
 /// it) lets saves be reviewed; on unless set to `false`.
 fn on_save_enabled(root: &Path, overrides: Option<&Value>) -> bool {
-    let Ok((table, path)) = crate::cli::config_table(root, overrides) else { return true };
+    let Ok((table, path)) = sift_engine::config::config_table(root, overrides) else { return true };
     match table.get("review").and_then(|r| r.get("on_save")) {
         None => true,
         Some(toml::Value::Boolean(on)) => *on,

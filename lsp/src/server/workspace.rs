@@ -11,10 +11,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde::Serialize;
-use sift_indexer::{CodeIndex, Error as IndexError, Overlay, Progress, UpdateOptions};
+use sift_engine::semantic::Semantic;
+use sift_indexer::{CodeIndex, Error as IndexError, Progress, UpdateOptions};
 use tokio::sync::mpsc;
-
-use super::semantic::Semantic;
 
 /// How far indexing of a workspace has come.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -82,16 +81,10 @@ pub enum ProgressEvent {
     },
 }
 
-/// A workspace folder being served.
+/// A workspace folder being served: the engine's [`sift_engine::Workspace`] (index, unsaved
+/// buffers, embeddings; reached through `Deref`) and what keeps it fresh.
 pub struct Workspace {
-    /// The root folder (canonical).
-    pub root: PathBuf,
-    /// The on-disk index.
-    pub index: Arc<CodeIndex>,
-    /// Unsaved buffers.
-    pub overlay: Mutex<Overlay>,
-    /// Embeddings.
-    pub semantic: Semantic,
+    core: sift_engine::Workspace,
     coverage: Mutex<Coverage>,
     ready_once: std::sync::atomic::AtomicBool,
     /// What the next update must look at.
@@ -127,10 +120,9 @@ impl Workspace {
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
         let (index, _notice) = CodeIndex::open_or_create(root)?;
-        let root = index.root().to_path_buf();
         let manifest = index.manifest()?;
         let coverage = Coverage {
-            root: root.display().to_string(),
+            root: index.root().display().to_string(),
             state: "indexing",
             files_done: 0,
             files_total: 0,
@@ -146,10 +138,7 @@ impl Workspace {
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
-            root,
-            index: Arc::new(index),
-            overlay: Mutex::new(Overlay::new()?),
-            semantic,
+            core: sift_engine::Workspace::new(index, semantic)?,
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
@@ -202,13 +191,6 @@ impl Workspace {
 
     fn set_coverage(&self, f: impl FnOnce(&mut Coverage)) {
         f(&mut self.coverage.lock().unwrap_or_else(|e| e.into_inner()));
-    }
-
-    /// The path of `abs` relative to the root, `/`-separated, when it lies inside.
-    pub fn relative(&self, abs: &Path) -> Option<String> {
-        abs.strip_prefix(&self.root)
-            .ok()
-            .map(|rel| sift_indexer::walk::relative(Path::new(""), rel))
     }
 
     /// Runs updates for as long as the workspace lives: one at once, coalesced, and retried
@@ -310,6 +292,14 @@ impl Workspace {
                 return;
             }
         }
+    }
+}
+
+impl std::ops::Deref for Workspace {
+    type Target = sift_engine::Workspace;
+
+    fn deref(&self) -> &sift_engine::Workspace {
+        &self.core
     }
 }
 

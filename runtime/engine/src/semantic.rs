@@ -1,10 +1,11 @@
-//! A workspace's embeddings in the server: the model, the vector cache, the search matrix, and
-//! the background runs that fill it.
+//! A workspace's embeddings: the model, the vector cache, the search matrix, the query
+//! embeddings asked before, and the passes that fill the cache.
 //!
-//! Embedding never blocks anything: it runs on a blocking thread after each index update, stops
-//! between batches as soon as another update is asked for (and resumes after it, for free: the
-//! cache keeps what was done), and can be paused and resumed by command. Searches use the
-//! latest matrix, whatever its coverage, and report that coverage.
+//! In the language server embedding never blocks anything: a pass runs on a blocking thread
+//! after each index update, stops between batches as soon as another update is asked for (and
+//! resumes after it, for free: the cache keeps what was done), and can be paused and resumed by
+//! command. Searches use the latest matrix, whatever its coverage, and report that coverage.
+//! The CLI builds its matrix once ([`Semantic::ready`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -39,7 +40,43 @@ pub struct Semantic {
 }
 
 impl Semantic {
-    /// Loads the model `config` names (blocking: reads model files).
+    /// No semantic search, and why (shown in coverage and in errors).
+    pub fn off(why: impl Into<String>) -> Semantic {
+        Semantic::with(None, Some(why.into()), 1, None)
+    }
+
+    /// A loaded model with the search matrix already built (the CLI's case).
+    pub fn ready(model: LoadedModel, vectors: VectorIndex) -> Semantic {
+        let embedded = vectors.coverage().0;
+        let semantic = Semantic::with(Some(Arc::new(model)), None, 1, Some(Arc::new(vectors)));
+        semantic.embedded.store(embedded, Ordering::Relaxed);
+        semantic.set_state("ready");
+        semantic
+    }
+
+    fn with(
+        model: Option<Arc<LoadedModel>>,
+        unavailable: Option<String>,
+        batch: usize,
+        vectors: Option<Arc<VectorIndex>>,
+    ) -> Semantic {
+        let state = if model.is_some() { "pending" } else { "off" };
+        Semantic {
+            model,
+            unavailable,
+            batch,
+            store: Mutex::new(None),
+            vectors: RwLock::new(vectors),
+            queries: Mutex::new((HashMap::new(), VecDeque::new())),
+            paused: AtomicBool::new(false),
+            stop: AtomicBool::new(false),
+            embedded: AtomicU64::new(0),
+            state: Mutex::new(state),
+        }
+    }
+
+    /// Loads the model `config` names (blocking: reads model files); the matrix is built by
+    /// the first [`Semantic::run_pass`].
     pub fn load(config: Result<EmbedConfig, String>) -> Semantic {
         let (model, unavailable, batch) = match config {
             Err(e) => (None, Some(e), 1),
@@ -60,19 +97,12 @@ impl Semantic {
                 }
             },
         };
-        let state = if model.is_some() { "pending" } else { "off" };
-        Semantic {
-            model,
-            unavailable,
-            batch,
-            store: Mutex::new(None),
-            vectors: RwLock::new(None),
-            queries: Mutex::new((HashMap::new(), VecDeque::new())),
-            paused: AtomicBool::new(false),
-            stop: AtomicBool::new(false),
-            embedded: AtomicU64::new(0),
-            state: Mutex::new(state),
-        }
+        Semantic::with(model, unavailable, batch, None)
+    }
+
+    /// The loaded model, when there is one.
+    pub fn model(&self) -> Option<&LoadedModel> {
+        self.model.as_deref()
     }
 
     /// Whether a model is loaded.
@@ -105,13 +135,18 @@ impl Semantic {
     }
 
     /// The embedding of a query, from the cache when it was asked before.
-    pub fn query_vector(&self, query: &str) -> anyhow::Result<Option<Arc<Vec<f32>>>> {
+    pub fn query_vector(&self, query: &str) -> crate::Result<Option<Arc<Vec<f32>>>> {
         let Some(model) = &self.model else { return Ok(None) };
         if let Some(v) = self.queries.lock().unwrap_or_else(|e| e.into_inner()).0.get(query) {
             return Ok(Some(v.clone()));
         }
-        let v =
-            Arc::new(model.embedder.embed(&[query], TextKind::Query)?.pop().unwrap_or_default());
+        let v = model
+            .embedder
+            .embed(&[query], TextKind::Query)
+            .map_err(|e| crate::Error::QueryEmbedding(e.to_string()))?
+            .pop()
+            .unwrap_or_default();
+        let v = Arc::new(v);
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
         let (map, order) = &mut *cache;
         if map.insert(query.to_string(), v.clone()).is_none() {

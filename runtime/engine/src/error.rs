@@ -1,0 +1,18 @@
+//! The engine's errors: each says what failed and what to do.
+
+/// What went wrong in the engine.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The index (or reading the repository) failed.
+    #[error(transparent)]
+    Index(#[from] sift_indexer::Error),
+    /// Semantic search was asked for where no workspace has vectors; says why.
+    #[error("semantic search is not available: {0}")]
+    SemanticUnavailable(String),
+    /// The model failed to embed the query.
+    #[error("embedding the query failed: {0}")]
+    QueryEmbedding(String),
+}
+
+/// The engine's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

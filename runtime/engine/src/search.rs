@@ -1,0 +1,244 @@
+//! The one search entry point. `sift search`, `sift eval`, the language server's `sift/search`
+//! and `workspace/symbol`, and the agent's and MCP's search tools all call [`search`]; what
+//! differs between them is only how they show the results.
+//!
+//! Per workspace, the on-disk index and the unsaved buffers are searched as one corpus
+//! ([`sift_indexer::Sources`]: BM25 with the union's statistics, the buffers' chunks embedded
+//! by the same model), so their scores merge by value. Several workspaces are merged by rank
+//! (the first of each, then the second of each, …): their scores come from different corpora
+//! and are not comparable, and rank interleaving gives each workspace's best hits a place at
+//! the top whatever their scale.
+
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use serde::Serialize;
+use sift_indexer::{Fusion, Hit, SearchOptions, Sources};
+
+use crate::workspace::Workspace;
+use crate::{Error, Result};
+
+/// How to rank.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// BM25 only.
+    Lexical,
+    /// Embeddings only.
+    Semantic,
+    /// Both rankings fused.
+    Hybrid,
+}
+
+impl Mode {
+    /// The mode's name, as the CLI and the protocol spell it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Lexical => "lexical",
+            Mode::Semantic => "semantic",
+            Mode::Hybrid => "hybrid",
+        }
+    }
+}
+
+impl FromStr for Mode {
+    type Err = String;
+
+    fn from_str(s: &str) -> std::result::Result<Mode, String> {
+        match s {
+            "lexical" => Ok(Mode::Lexical),
+            "semantic" => Ok(Mode::Semantic),
+            "hybrid" => Ok(Mode::Hybrid),
+            other => {
+                Err(format!("unknown mode {other:?}: use \"lexical\", \"semantic\" or \"hybrid\""))
+            }
+        }
+    }
+}
+
+/// A search.
+#[derive(Debug, Clone)]
+pub struct Query<'a> {
+    /// What to look for.
+    pub text: &'a str,
+    /// The mode asked for; `None`: hybrid where there are vectors, else lexical, silently.
+    pub mode: Option<Mode>,
+    /// How many results.
+    pub k: usize,
+    /// At most this many results from one file.
+    pub max_per_file: Option<usize>,
+    /// How hybrid search fuses (`sift eval` tries others).
+    pub fusion: Fusion,
+}
+
+impl<'a> Query<'a> {
+    /// `text` in the default mode, `k` results.
+    pub fn new(text: &'a str, k: usize) -> Query<'a> {
+        Query { text, mode: None, k, max_per_file: None, fusion: Fusion::default() }
+    }
+}
+
+/// A result and the workspace it was found in.
+#[derive(Debug, Clone)]
+pub struct Found {
+    /// The workspace's root.
+    pub root: PathBuf,
+    /// The chunk; `hit.unsaved` says whether it comes from an unsaved buffer.
+    pub hit: Hit,
+}
+
+/// What a search found.
+#[derive(Debug, Clone)]
+pub struct Results {
+    /// Best first.
+    pub hits: Vec<Found>,
+    /// The mode used: `hybrid` falls back to `lexical` where no workspace has vectors.
+    pub mode: Mode,
+    /// Why hybrid search fell back to lexical, when it did.
+    pub fallback: Option<String>,
+}
+
+/// Searches `workspaces` (see the module doc); the query's words are checked first (an
+/// [`sift_indexer::Error::EmptyQuery`] when it has none, except in semantic mode).
+pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
+    let wanted = query.mode.unwrap_or(Mode::Hybrid);
+    if wanted != Mode::Semantic {
+        sift_indexer::search::query_tokens(query.text)?;
+    }
+    let opts = SearchOptions { k: query.k, max_per_file: query.max_per_file };
+    let mut lists = Vec::with_capacity(workspaces.len());
+    let mut used = Mode::Lexical;
+    let mut why_not: Option<String> = None;
+    for ws in workspaces {
+        let (hits, mode) = match search_one(ws, query, wanted, &opts)? {
+            Some(found) => found,
+            None => {
+                why_not.get_or_insert_with(|| unavailable(ws));
+                if wanted == Mode::Semantic {
+                    continue;
+                }
+                (lexical(ws, query.text, &opts)?, Mode::Lexical)
+            }
+        };
+        if mode != Mode::Lexical {
+            used = mode;
+        }
+        lists.push(hits.into_iter().map(|hit| Found { root: ws.root.clone(), hit }).collect());
+    }
+    if wanted == Mode::Semantic && used != Mode::Semantic {
+        let why = why_not.unwrap_or_else(|| "no workspace is open".into());
+        return Err(Error::SemanticUnavailable(why));
+    }
+    let fallback = (wanted == Mode::Hybrid && used == Mode::Lexical)
+        .then(|| why_not.unwrap_or_else(|| "no workspace is open".into()));
+    Ok(Results { hits: interleave(lists, query.k), mode: used, fallback })
+}
+
+/// Why a workspace has no semantic search right now.
+fn unavailable(ws: &Workspace) -> String {
+    match ws.semantic.unavailable() {
+        Some(why) => why.to_string(),
+        None => "no embeddings yet: they are being computed, try again shortly".into(),
+    }
+}
+
+fn lexical(ws: &Workspace, text: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+    let overlay = ws.overlay();
+    Ok(Sources::new(&ws.index, Some(&overlay)).lexical(text, opts)?)
+}
+
+/// One workspace in `wanted` mode: `None` when that needs vectors it does not have.
+fn search_one(
+    ws: &Workspace,
+    query: &Query<'_>,
+    wanted: Mode,
+    opts: &SearchOptions,
+) -> Result<Option<(Vec<Hit>, Mode)>> {
+    if wanted == Mode::Lexical {
+        return Ok(Some((lexical(ws, query.text, opts)?, Mode::Lexical)));
+    }
+    let Some(vectors) = ws.semantic.vectors().filter(|v| !v.is_empty()) else { return Ok(None) };
+    let (Some(model), Some(query_vec)) =
+        (ws.semantic.model(), ws.semantic.query_vector(query.text)?)
+    else {
+        return Ok(None);
+    };
+    let mut overlay = ws.overlay();
+    // The buffers' chunks that changed since they were last embedded (a few: the one being
+    // typed in) get vectors now, so the semantic ranking sees the text as the user does.
+    if let Err(e) = overlay.embed_missing(model.embedder.as_ref(), &|k| vectors.contains_key(k)) {
+        tracing::warn!("cannot embed the unsaved buffers: {e}");
+    }
+    let sources = Sources::new(&ws.index, Some(&overlay));
+    let hits = match wanted {
+        Mode::Semantic => sources.semantic(&vectors, query.text, &query_vec, opts)?,
+        _ => sources.hybrid(&vectors, query.text, &query_vec, opts, &query.fusion)?,
+    };
+    Ok(Some((hits, wanted)))
+}
+
+/// Merges per-workspace rankings by rank: every list's first, then every list's second, …;
+/// at most `k`.
+fn interleave(lists: Vec<Vec<Found>>, k: usize) -> Vec<Found> {
+    if lists.len() == 1 {
+        return lists.into_iter().flatten().take(k).collect();
+    }
+    let mut iters: Vec<_> = lists.into_iter().map(Vec::into_iter).collect();
+    let mut out = Vec::with_capacity(k);
+    while out.len() < k {
+        let before = out.len();
+        for it in &mut iters {
+            if let Some(found) = it.next() {
+                out.push(found);
+                if out.len() == k {
+                    break;
+                }
+            }
+        }
+        if out.len() == before {
+            break;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(root: &str, path: &str) -> Found {
+        let hit = Hit {
+            path: path.into(),
+            start_line: 1,
+            end_line: 1,
+            score: 0.0,
+            symbol: None,
+            kind: "function".into(),
+            container: None,
+            language: "rust".into(),
+            match_line: 1,
+            snippet: String::new(),
+            key: None,
+            unsaved: false,
+        };
+        Found { root: root.into(), hit }
+    }
+
+    #[test]
+    fn workspaces_are_merged_by_rank_not_by_score() {
+        let a = vec![found("a", "1"), found("a", "2"), found("a", "3")];
+        let b = vec![found("b", "1")];
+        let merged = interleave(vec![a, b], 3);
+        let order: Vec<(String, &str)> =
+            merged.iter().map(|f| (f.root.display().to_string(), f.hit.path.as_str())).collect();
+        assert_eq!(order, [("a".into(), "1"), ("b".into(), "1"), ("a".into(), "2")]);
+    }
+
+    #[test]
+    fn modes_parse_and_print_alike() {
+        for mode in [Mode::Lexical, Mode::Semantic, Mode::Hybrid] {
+            assert_eq!(mode.as_str().parse::<Mode>(), Ok(mode));
+        }
+        assert!("fuzzy".parse::<Mode>().unwrap_err().contains("lexical"));
+    }
+}
