@@ -5,6 +5,7 @@
 //! the [`sift_indexer::Embedder`] trait, this crate implements it. It re-exports the indexer for
 //! the layers above, keeping the dependency direction `lsp → runtime → indexer`.
 
+pub mod edit;
 pub mod embed;
 pub mod llm;
 pub mod review;
