@@ -9,7 +9,7 @@ use tantivy::schema::Value;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::chunk::Chunker;
-use crate::embed::{Embedder, TextKind, embed_text};
+use crate::embed::{Embedder, embed_text};
 use crate::error::{Error, Result};
 use crate::index::{Fields, register_tokenizer, schema};
 use crate::search::{Hit, SearchOptions, search_reader};
@@ -141,16 +141,7 @@ impl Overlay {
             return Ok(0);
         }
         let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
-        let vectors = embedder
-            .embed(&texts, TextKind::Document)
-            .map_err(|e| Error::Embedding(e.to_string()))?;
-        if vectors.len() != missing.len() {
-            return Err(Error::Embedding(format!(
-                "the model gave {} vectors for {} texts",
-                vectors.len(),
-                missing.len()
-            )));
-        }
+        let vectors = crate::embed::embed_documents(embedder, &texts)?;
         for ((key, _), v) in missing.iter().zip(vectors) {
             self.vectors.insert(*key, crate::vectors::quantize(&v));
         }
