@@ -1,7 +1,7 @@
 //! Reviews in the editor: the `sift.review` command (every workspace's change since `HEAD`) and
-//! review on save (the saved file's diff from `HEAD`), both through the CLI's shared
-//! [`review`](crate::cli::review::review), published as diagnostics; and the dismissals and
-//! silences that outlive the session.
+//! review on save (the saved file's diff from `HEAD`), both through the engine's
+//! [`review`](sift_engine::review::review) that `sift review` runs too, published as
+//! diagnostics; and the dismissals and silences that outlive the session.
 //!
 //! Review on save runs on one background task fed by `didSave` (never on the protocol loop):
 //! saves arriving within [`QUIET`] of each other are coalesced, the reviews run on blocking
@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
+use sift_engine::review::{Request, Reviewed, review};
 use sift_runtime::review::feedback::{self, Dismissal, Record};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
@@ -29,7 +30,6 @@ use tower_lsp_server::ls_types::Uri;
 
 use super::diagnostics::{self, Finding, Findings};
 use super::position::{Encoding, LineIndex};
-use crate::cli::review::{Request, Reviewed, review};
 
 /// How long the save queue waits for more saves before reviewing.
 pub const QUIET: Duration = Duration::from_millis(150);
@@ -190,7 +190,7 @@ impl Reviews {
             }
             let only = [path];
             let request = Request { only: Some(&only), ..Request::default() };
-            Some(review(&root, &request).map(|(r, _)| r).map_err(|e| crate::message::describe(&e)))
+            Some(review(&root, &request).map_err(|e| crate::message::describe(&e.into())))
         })
         .await;
         let reviewed = match result {
@@ -241,8 +241,7 @@ impl Reviews {
                 .into_iter()
                 .map(|root| {
                     let result = review(&root, &Request::default())
-                        .map(|(r, _)| r)
-                        .map_err(|e| crate::message::describe(&e));
+                        .map_err(|e| crate::message::describe(&e.into()));
                     (root, result)
                 })
                 .collect::<Vec<_>>()

@@ -17,8 +17,8 @@
 //! - [`diff`]: unified diffs parsed into the lines each file added (text in, no git run here).
 //! - [`report`]: findings as text, Markdown, JSON, SARIF 2.1.0 and a GitHub review body.
 //!
-//! Architecture invariant: nothing here runs git or knows the CLI or LSP (`sift review` in
-//! `lsp/src/cli/review.rs` runs git and feeds the diff text in). The engine does no I/O; only
+//! Architecture invariant: nothing here runs git or knows the CLI or LSP (the review use case in
+//! `sift_engine::review` runs git and feeds the diff text in). The engine does no I/O; only
 //! [`RulePack::load_dir`] and [`ReviewConfig::load`] read files.
 //!
 //! # Rule files

@@ -1,0 +1,214 @@
+//! The review use case: which change (the working tree, the index, a branch since its
+//! merge-base, a unified diff), the rules and their configuration, the fix history, the model
+//! reviewer and the remembered dismissals, put together into one [`review`] that `sift review`,
+//! `sift feedback dismiss` and the language server (`sift.review`, review on save) all call.
+//!
+//! - `git`: the git plumbing (the one place in sift that runs git).
+//! - `history`: the fix history, mined once per `HEAD` and cached in `.sift/cache/`.
+//! - [`model`]: opening the configured `[model]` ([`model_for_review`]) and the model pass.
+//!
+//! The rule engine itself (rules, `.sift/review.toml`, findings, the output formats) is
+//! `sift_runtime::review`; this module feeds it text and knows nothing of terminals or LSP.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use sift_indexer::Language;
+use sift_runtime::review::diff::parse_unified_diff;
+use sift_runtime::review::feedback::{self, Feedback};
+use sift_runtime::review::history;
+use sift_runtime::review::report::{LineFix, ReportItem};
+use sift_runtime::review::{Finding, ReviewConfig, RulePack, check_file, keep_most_important};
+
+mod error;
+mod git;
+mod history_cache;
+pub mod model;
+
+pub use error::{Error, Result};
+pub use git::toplevel;
+pub use model::{ModelChoice, ModelPass, ReviewModel, model_for_review};
+
+use git::Contents;
+
+/// How many findings a review reports when neither the request nor `max_findings` in
+/// `.sift/review.toml` says.
+pub const DEFAULT_MAX_FINDINGS: usize = 100;
+
+/// Which change a review looks at.
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Change<'a> {
+    /// The working tree against `HEAD`; untracked, non-ignored files are wholly new.
+    #[default]
+    WorkingTree,
+    /// The index against `HEAD`; contents are read from the index.
+    Staged,
+    /// The working tree against the merge-base of this revision and `HEAD` (what a pull request
+    /// into it would change).
+    Base(&'a str),
+    /// The lines a unified diff adds; files are read from the working tree.
+    Diff {
+        /// The diff's text.
+        text: &'a str,
+        /// Where it came from, for messages (a file's path, `stdin`).
+        name: &'a str,
+    },
+}
+
+/// What to review and how.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Request<'a> {
+    /// The change.
+    pub change: Change<'a>,
+    /// Report at most this many findings (default: `max_findings` in `.sift/review.toml`, else
+    /// [`DEFAULT_MAX_FINDINGS`]).
+    pub max_findings: Option<usize>,
+    /// Only these files (absolute, or relative to the repository root); all when `None`.
+    pub only: Option<&'a [PathBuf]>,
+    /// Report dismissed findings too (`sift feedback dismiss` looks for them).
+    pub keep_dismissed: bool,
+    /// Also review with a language model.
+    pub model: Option<&'a ModelPass<'a>>,
+}
+
+/// What a review found: the findings kept (most important first, with their fixes as whole
+/// lines), how many there were before the cap, the repository root and the reviewed sources.
+#[derive(Debug)]
+pub struct Reviewed {
+    /// The repository root.
+    pub root: PathBuf,
+    /// The findings kept.
+    pub items: Vec<ReportItem>,
+    /// Findings before the cap (dismissed ones not counted).
+    pub total: usize,
+    /// Findings left out because they were dismissed (`.sift/feedback/`).
+    pub suppressed: usize,
+    /// What the model reviewer did, when it ran.
+    pub model_note: Option<String>,
+    /// The reviewed text of each file with findings (repository-relative path).
+    pub sources: BTreeMap<String, String>,
+    /// The rules the review ran, configured (SARIF describes its rules from them).
+    pub pack: RulePack,
+}
+
+/// The repository that holds `.sift/` for reviews of `given`: git's top folder.
+pub fn repository_root(given: &Path) -> Result<PathBuf> {
+    if !given.is_dir() {
+        return Err(Error::NotADirectory { path: given.to_path_buf() });
+    }
+    toplevel(given).ok_or_else(|| Error::NotARepository { path: given.to_path_buf() })
+}
+
+/// Reviews a change of the repository containing `given` (see the module doc). Findings
+/// dismissed in `.sift/feedback/` are left out and counted.
+pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
+    let Request { change, max_findings, only, keep_dismissed, model } = *request;
+    if !given.is_dir() {
+        return Err(Error::NotADirectory { path: given.to_path_buf() });
+    }
+    let (root, changes, contents) = match change {
+        Change::Diff { text, name } => {
+            let changes = parse_unified_diff(text)
+                .map_err(|source| Error::Diff { name: name.to_string(), source })?;
+            // Paths in a diff are relative to the repository root; outside git, to `given`.
+            let root = toplevel(given).unwrap_or_else(|| given.to_path_buf());
+            (root, git::into_filters(changes), Contents::WorkingTree)
+        }
+        Change::WorkingTree | Change::Staged | Change::Base(_) => {
+            let root = repository_root(given)?;
+            let only = only.map(|paths| relative_paths(&root, paths));
+            let head = git::head(&root)?;
+            let from = match change {
+                Change::Base(rev) => git::merge_base(&root, rev, &head)?,
+                _ => head,
+            };
+            let staged = matches!(change, Change::Staged);
+            let (changes, contents) = git::changes(&root, &from, staged, only.as_deref())?;
+            (root, changes, contents)
+        }
+    };
+    let changes = match only {
+        Some(paths) => {
+            let wanted = relative_paths(&root, paths);
+            changes.into_iter().filter(|(p, _)| wanted.contains(p)).collect()
+        }
+        None => changes,
+    };
+
+    let config = ReviewConfig::load(&root.join(".sift").join("review.toml"))?;
+    let mut pack = RulePack::builtin_all();
+    pack.extend(RulePack::load_dir(&root.join(".sift").join("rules"))?);
+    pack.apply_config(&config)?;
+    let max = max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
+
+    let mut findings: Vec<Finding> = Vec::new();
+    let mut sources: BTreeMap<String, String> = BTreeMap::new();
+    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
+    let fixes = (pack.history_enabled() && !changes.is_empty())
+        .then(|| history_cache::fix_history(&root))
+        .flatten();
+    for (path, filter) in &changes {
+        let Some(language) = Language::from_path(Path::new(path)) else { continue };
+        let history_here = fixes.as_ref().filter(|_| !pack.disabled_in(history::RULE_ID, path));
+        if !(pack.covers(language) || history_here.is_some()) || !pack.includes_path(path) {
+            continue;
+        }
+        let Some(source) = git::read_source(&root, path, contents) else { continue };
+        let mut found = check_file(&pack, path, language, &source, Some(filter));
+        if let Some(fixes) = history_here {
+            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
+        }
+        if !found.is_empty() {
+            findings.extend(found);
+            sources.insert(path.clone(), source);
+        }
+    }
+    let model_note = match model {
+        Some(pass) => {
+            let guidance = std::fs::read_to_string(root.join(".sift").join("REVIEW.md")).ok();
+            let review =
+                model::model_review(&root, &changes, contents, &pack, guidance.as_deref(), pass);
+            let about = pass.model.describe();
+            findings.extend(review.findings.iter().cloned());
+            Some(review.summary(&about.name, pass.config.passes))
+        }
+        None => None,
+    };
+    let dismissed = if keep_dismissed {
+        Feedback::default()
+    } else {
+        Feedback::load(&feedback::dismissed_path(&root))?
+    };
+    let before = findings.len();
+    findings.retain(|f| !dismissed.is_dismissed(&f.fingerprint));
+    let suppressed = before - findings.len();
+    let total = findings.len();
+    keep_most_important(&mut findings, max);
+    let items: Vec<ReportItem> = findings
+        .into_iter()
+        .map(|finding| {
+            let fix = finding
+                .fix
+                .as_ref()
+                .zip(sources.get(&finding.path))
+                .and_then(|(fix, source)| LineFix::from_fix(fix, source));
+            ReportItem { finding, fix }
+        })
+        .collect();
+    Ok(Reviewed { root, items, total, suppressed, sources, model_note, pack })
+}
+
+/// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).
+fn relative_paths(root: &Path, paths: &[PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .filter_map(|p| {
+            if p.is_relative() {
+                return Some(p.clone());
+            }
+            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
+            p.strip_prefix(root).ok().map(Path::to_path_buf)
+        })
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .collect()
+}
