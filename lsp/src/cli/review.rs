@@ -139,7 +139,8 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     if let Some(note) = &note {
         eprintln!("{note}");
     }
-    let (items, total, suppressed) = (reviewed.items, reviewed.total, reviewed.suppressed);
+    let suppressed = reviewed.suppressed_counts();
+    let (items, total) = (reviewed.items, reviewed.total);
     let out = match args.format {
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -159,7 +160,7 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             }
             pretty(&json)?
         }
-        Format::Sarif => pretty(&report::to_sarif(&items, pack))?,
+        Format::Sarif => pretty(&report::to_sarif(&items, pack, &[]))?,
         Format::Github => pretty(&report::to_github(&items, total, suppressed))?,
     };
     let mut stdout = std::io::stdout().lock();

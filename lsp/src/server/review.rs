@@ -254,7 +254,7 @@ impl Reviews {
         for (root, result) in reviewed {
             match result {
                 Ok(reviewed) => {
-                    suppressed += reviewed.suppressed;
+                    suppressed += reviewed.suppressed.len();
                     by_uri.extend(self.convert(&reviewed));
                 }
                 Err(e) => errors.push(format!("{}: {e}", root.display())),

@@ -18,6 +18,7 @@ use sift_runtime::review::diff::parse_unified_diff;
 use sift_runtime::review::feedback::{self, Feedback};
 use sift_runtime::review::history;
 use sift_runtime::review::report::{LineFix, ReportItem};
+use sift_runtime::review::suppression::{Counts, Provenance, Suppressed, Why};
 use sift_runtime::review::{Finding, ReviewConfig, RulePack, check_file, keep_most_important};
 
 mod error;
@@ -81,14 +82,24 @@ pub struct Reviewed {
     pub items: Vec<ReportItem>,
     /// Findings before the cap (dismissed ones not counted).
     pub total: usize,
-    /// Findings left out because they were dismissed (`.sift/feedback/`).
-    pub suppressed: usize,
+    /// Findings left out, and why (dismissed in `.sift/feedback/`).
+    pub suppressed: Vec<Suppressed>,
     /// What the model reviewer did, when it ran.
     pub model_note: Option<String>,
     /// The reviewed text of each file with findings (repository-relative path).
     pub sources: BTreeMap<String, String>,
     /// The rules the review ran, configured (SARIF describes its rules from them).
     pub pack: RulePack,
+}
+
+/// The dismissals file, relative to the repository root.
+const DISMISSED_FILE: &str = ".sift/feedback/dismissed.jsonl";
+
+impl Reviewed {
+    /// How many findings were left out, by cause.
+    pub fn suppressed_counts(&self) -> Counts {
+        Counts::of(&self.suppressed)
+    }
 }
 
 /// The repository that holds `.sift/` for reviews of `given`: git's top folder.
@@ -179,9 +190,18 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     } else {
         Feedback::load(&feedback::dismissed_path(&root))?
     };
-    let before = findings.len();
-    findings.retain(|f| !dismissed.is_dismissed(&f.fingerprint));
-    let suppressed = before - findings.len();
+    let mut suppressed = Vec::new();
+    let dismissals_file = Provenance { file: DISMISSED_FILE.into(), revision: None };
+    findings.retain(|f| match dismissed.get(&f.fingerprint) {
+        Some(dismissal) => {
+            suppressed.push(Suppressed {
+                finding: f.clone(),
+                why: Why::Dismissed { dismissal: dismissal.clone(), from: dismissals_file.clone() },
+            });
+            false
+        }
+        None => true,
+    });
     let total = findings.len();
     keep_most_important(&mut findings, max);
     let items: Vec<ReportItem> = findings
