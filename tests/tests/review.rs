@@ -491,3 +491,146 @@ fn a_line_a_past_fix_removed_is_flagged_with_the_fix_cited() {
     write(dir.path(), ".sift/review.toml", "[rules]\ndisable = [\"history/reintroduced-fix\"]\n");
     assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
 }
+
+/// The review's settings a branch may try to change: a configuration that turns the rule off, a
+/// project rule that replaces it with one that never fires, and a dismissal of its finding.
+fn silence_mutable_defaults(root: &Path, fingerprint: &str) {
+    write(root, ".sift/review.toml", "[rules]\ndisable = [\"python/mutable-default-arg\"]\n");
+    write(
+        root,
+        ".sift/rules/mutable-default-arg.toml",
+        "id = \"python/mutable-default-arg\"\nlanguages = [\"python\"]\nseverity = \"info\"\nconfidence = 0.5\nmessage = \"m\"\nrationale = \"r\"\nquery = '((identifier) @finding (#eq? @finding \"never_used_anywhere\"))'\n",
+    );
+    write(
+        root,
+        ".sift/feedback/dismissed.jsonl",
+        format!(
+            "{{\"kind\":\"dismiss\",\"fingerprint\":\"{fingerprint}\",\"rule\":\"python/mutable-default-arg\",\"path\":\"app.py\",\"time\":\"2025-01-31T12:00:00Z\"}}\n"
+        ),
+    );
+}
+
+#[test]
+fn a_branch_cannot_silence_its_own_review() {
+    let dir = repo();
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let fp = fingerprint_of(&review(root, &["--format", "json"]), "python/mutable-default-arg");
+    silence_mutable_defaults(root, &fp);
+    commit_all(root, "feature, and a quieter review");
+
+    // Reviewed as CI reviews a pull request: the settings are the base's, and the branch's
+    // edits to them are findings of their own.
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let changed = |path: &str| (path.to_string(), 1, "sift/review-config-changed".to_string());
+    assert_eq!(
+        found(&out),
+        vec![
+            changed(".sift/feedback/dismissed.jsonl"),
+            changed(".sift/review.toml"),
+            changed(".sift/rules/mutable-default-arg.toml"),
+            mutable_default("app.py", 6),
+        ]
+    );
+    let report = json(&out);
+    let config_finding = &report["findings"][1];
+    assert_eq!(config_finding["severity"], "warning");
+    let message = config_finding["message"].as_str().unwrap();
+    assert!(message.contains("edits") || message.contains("adds"), "{message}");
+    assert!(message.contains("does not apply it") && message.contains(&base[..12]), "{message}");
+    assert_eq!(report["suppressed"], 0);
+    // The same when the edits are only in the working tree, or only staged.
+    git(root, &["reset", "-q", "--soft", &base]);
+    assert_eq!(found(&review(root, &["--base", &base, "--format", "json"])).len(), 4);
+    git(root, &["reset", "-q", "--mixed", &base]);
+    assert_eq!(found(&review(root, &["--base", &base, "--format", "json"])).len(), 4);
+    let text = stdout(&review(root, &["--base", &base]));
+    assert!(text.contains("[sift/review-config-changed]"), "{text}");
+
+    // The working tree (and the editor) use the working tree's settings, as the person
+    // configuring is the one reviewed.
+    assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
+
+    // Once merged, the settings hold for the changes after them.
+    commit_all(root, "merged");
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}\ndef h(y=[]):\n    y.append(2)\n"));
+    let out = review(root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(found(&out), vec![], "{}", stdout(&out));
+}
+
+#[test]
+fn a_base_review_reads_rules_and_their_errors_from_the_base_revision() {
+    let dir = repo();
+    let root = dir.path();
+    // The base has a project rule (flags `print`) and a configuration that names it.
+    write(
+        root,
+        ".sift/rules/no-print.toml",
+        "id = \"python/no-print\"\nlanguages = [\"python\"]\nseverity = \"warning\"\nconfidence = 0.9\nmessage = \"print\"\nrationale = \"use logging\"\nquery = '((call function: (identifier) @f) @finding (#eq? @f \"print\"))'\n",
+    );
+    write(root, ".sift/review.toml", "[rules.severity]\n\"python/no-print\" = \"error\"\n");
+    commit_all(root, "a project rule");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}\nprint(1)\n"));
+    // The branch breaks both files: its review still runs, on the base's settings.
+    write(root, ".sift/review.toml", "[rules]\ndisabel = []\n");
+    std::fs::remove_file(root.join(".sift/rules/no-print.toml")).unwrap();
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "the rule is an error at the base: {}", stderr(&out));
+    let changed = |path: &str| (path.to_string(), 1, "sift/review-config-changed".to_string());
+    assert_eq!(
+        found(&out),
+        vec![
+            changed(".sift/review.toml"),
+            changed(".sift/rules/no-print.toml"),
+            ("app.py".into(), 6, "python/no-print".into()),
+        ]
+    );
+    let deleted = &json(&out)["findings"][1]["message"];
+    assert!(deleted.as_str().unwrap().contains("deletes"), "{deleted}");
+    // The working tree's broken configuration is the working tree review's error.
+    let out = review(root, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(".sift/review.toml:2:"), "{}", stderr(&out));
+
+    // A broken configuration at the base is an error that names the revision and the line.
+    git(root, &["checkout", "-q", "-f", "feature"]);
+    git(root, &["checkout", "-q", &base]);
+    git(root, &["checkout", "-q", "-b", "broken"]);
+    write(root, ".sift/review.toml", "max_findings = \"many\"\n");
+    commit_all(root, "broken config");
+    let broken = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "next"]);
+    let out = review(root, &["--base", &broken]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with(&format!("error: {}:.sift/review.toml:1: ", &broken[..12])), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_dismissal_made_on_a_branch_says_when_a_base_review_applies_it() {
+    let dir = repo();
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    let fp = fingerprint_of(&out, "python/mutable-default-arg");
+    let out = feedback(root, &["dismiss", &fp, "--base", &base]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("once it is committed and merged"), "{}", stdout(&out));
+    // Not by this review: the dismissal is the change's own.
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert!(found(&out).contains(&mutable_default("app.py", 6)), "{}", stdout(&out));
+    assert!(found(&out).contains(&(
+        ".sift/feedback/dismissed.jsonl".into(),
+        1,
+        "sift/review-config-changed".into()
+    )));
+    // The working tree review applies it at once.
+    assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
+}

@@ -115,6 +115,13 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 finding.path,
                 path.display()
             );
+            if let Some(rev) = &base {
+                // A `--base` review reads dismissals from the base revision (see
+                // `sift_engine::review::settings`): a change cannot dismiss its own findings.
+                println!(
+                    "a review with --base {rev} applies it once it is committed and merged into {rev}"
+                );
+            }
         }
         FeedbackCommand::Forget { repo, fingerprint } => {
             let root = repository_root(&repo.root())?;

@@ -6,6 +6,9 @@
 //! - `git`: the git plumbing (the one place in sift that runs git).
 //! - `history`: the fix history, mined once per `HEAD` and cached in `.sift/cache/`.
 //! - [`model`]: opening the configured `[model]` ([`model_for_review`]) and the model pass.
+//! - [`settings`]: the review's configuration, project rules, dismissals and guidance, and where
+//!   they are read: the working tree, or for a `--base` review the base revision (a change
+//!   cannot configure its own review; its edits to them are reported instead).
 //!
 //! The rule engine itself (rules, `.sift/review.toml`, findings, the output formats) is
 //! `sift_runtime::review`; this module feeds it text and knows nothing of terminals or LSP.
@@ -15,20 +18,22 @@ use std::path::{Path, PathBuf};
 
 use sift_indexer::Language;
 use sift_runtime::review::diff::parse_unified_diff;
-use sift_runtime::review::feedback::{self, Feedback};
+use sift_runtime::review::feedback::Feedback;
 use sift_runtime::review::history;
 use sift_runtime::review::report::{LineFix, ReportItem};
-use sift_runtime::review::suppression::{Counts, Provenance, Suppressed, Why};
-use sift_runtime::review::{Finding, ReviewConfig, RulePack, check_file, keep_most_important};
+use sift_runtime::review::suppression::{Counts, Suppressed, Why};
+use sift_runtime::review::{Finding, LineFilter, RulePack, check_file, keep_most_important};
 
 mod error;
 mod git;
 mod history_cache;
 pub mod model;
+pub mod settings;
 
 pub use error::{Error, Result};
 pub use git::toplevel;
 pub use model::{ModelChoice, ModelPass, ReviewModel, model_for_review};
+pub use settings::{CONFIG_CHANGED_RULE, Origin, Settings};
 
 use git::Contents;
 
@@ -45,7 +50,8 @@ pub enum Change<'a> {
     /// The index against `HEAD`; contents are read from the index.
     Staged,
     /// The working tree against the merge-base of this revision and `HEAD` (what a pull request
-    /// into it would change).
+    /// into it would change). The review's settings are read from that merge-base, and the
+    /// change's edits to them are reported, not applied (see [`settings`]).
     Base(&'a str),
     /// The lines a unified diff adds; files are read from the working tree.
     Diff {
@@ -90,10 +96,9 @@ pub struct Reviewed {
     pub sources: BTreeMap<String, String>,
     /// The rules the review ran, configured (SARIF describes its rules from them).
     pub pack: RulePack,
+    /// Where the configuration, project rules and dismissals were read.
+    pub settings: Origin,
 }
-
-/// The dismissals file, relative to the repository root.
-const DISMISSED_FILE: &str = ".sift/feedback/dismissed.jsonl";
 
 impl Reviewed {
     /// How many findings were left out, by cause.
@@ -117,6 +122,8 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     if !given.is_dir() {
         return Err(Error::NotADirectory { path: given.to_path_buf() });
     }
+    // The base commit of a `--base` review.
+    let mut base: Option<(String, &str)> = None;
     let (root, changes, contents) = match change {
         Change::Diff { text, name } => {
             let changes = parse_unified_diff(text)
@@ -130,7 +137,11 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             let only = only.map(|paths| relative_paths(&root, paths));
             let head = git::head(&root)?;
             let from = match change {
-                Change::Base(rev) => git::merge_base(&root, rev, &head)?,
+                Change::Base(rev) => {
+                    let commit = git::merge_base(&root, rev, &head)?;
+                    base = Some((commit.clone(), rev));
+                    commit
+                }
                 _ => head,
             };
             let staged = matches!(change, Change::Staged);
@@ -138,18 +149,20 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             (root, changes, contents)
         }
     };
-    let changes = match only {
-        Some(paths) => {
-            let wanted = relative_paths(&root, paths);
-            changes.into_iter().filter(|(p, _)| wanted.contains(p)).collect()
-        }
+    let wanted = only.map(|paths| relative_paths(&root, paths));
+    let changes: Vec<(String, LineFilter)> = match &wanted {
+        Some(wanted) => changes.into_iter().filter(|(p, _)| wanted.contains(p)).collect(),
         None => changes,
     };
 
-    let config = ReviewConfig::load(&root.join(".sift").join("review.toml"))?;
+    let settings = match &base {
+        Some((commit, rev)) => Settings::at_commit(&root, commit, rev)?,
+        None => Settings::working_tree(&root)?,
+    };
+    let config = &settings.config;
     let mut pack = RulePack::builtin_all();
-    pack.extend(RulePack::load_dir(&root.join(".sift").join("rules"))?);
-    pack.apply_config(&config)?;
+    pack.extend(settings.rules.clone());
+    pack.apply_config(config)?;
     let max = max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
 
     let mut findings: Vec<Finding> = Vec::new();
@@ -174,24 +187,33 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             sources.insert(path.clone(), source);
         }
     }
+    if let Some((commit, _)) = &base {
+        for (finding, source) in
+            settings::changes_to_settings(&root, commit, &changes, &settings.origin)?
+        {
+            if wanted.as_ref().is_some_and(|w| !w.contains(&finding.path)) {
+                continue;
+            }
+            if let Some(source) = source {
+                sources.insert(finding.path.clone(), source);
+            }
+            findings.push(finding);
+        }
+    }
     let model_note = match model {
         Some(pass) => {
-            let guidance = std::fs::read_to_string(root.join(".sift").join("REVIEW.md")).ok();
-            let review =
-                model::model_review(&root, &changes, contents, &pack, guidance.as_deref(), pass);
+            let guidance = settings.guidance.as_deref();
+            let review = model::model_review(&root, &changes, contents, &pack, guidance, pass);
             let about = pass.model.describe();
             findings.extend(review.findings.iter().cloned());
             Some(review.summary(&about.name, pass.config.passes))
         }
         None => None,
     };
-    let dismissed = if keep_dismissed {
-        Feedback::default()
-    } else {
-        Feedback::load(&feedback::dismissed_path(&root))?
-    };
+    let no_dismissals = Feedback::default();
+    let dismissed = if keep_dismissed { &no_dismissals } else { &settings.dismissed };
     let mut suppressed = Vec::new();
-    let dismissals_file = Provenance { file: DISMISSED_FILE.into(), revision: None };
+    let dismissals_file = settings.origin.provenance(settings::DISMISSED);
     findings.retain(|f| match dismissed.get(&f.fingerprint) {
         Some(dismissal) => {
             suppressed.push(Suppressed {
@@ -215,7 +237,16 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             ReportItem { finding, fix }
         })
         .collect();
-    Ok(Reviewed { root, items, total, suppressed, sources, model_note, pack })
+    Ok(Reviewed {
+        root,
+        items,
+        total,
+        suppressed,
+        sources,
+        model_note,
+        pack,
+        settings: settings.origin,
+    })
 }
 
 /// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).
