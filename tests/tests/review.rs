@@ -634,3 +634,129 @@ fn a_dismissal_made_on_a_branch_says_when_a_base_review_applies_it() {
     // The working tree review applies it at once.
     assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
 }
+
+#[test]
+fn explain_lists_every_left_out_finding_with_its_dismissal_or_setting_and_revision() {
+    let dir = repo();
+    let root = dir.path();
+    // The team's settings on the base: `is` with literals off, one mutable default dismissed.
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let fp = fingerprint_of(&review(root, &["--format", "json"]), "python/mutable-default-arg");
+    write(root, "app.py", BASE);
+    write(root, ".sift/review.toml", "[rules]\ndisable = [\"python/is-literal\"]\n");
+    write(
+        root,
+        ".sift/feedback/dismissed.jsonl",
+        format!(
+            "{{\"kind\":\"dismiss\",\"fingerprint\":\"{fp}\",\"rule\":\"python/mutable-default-arg\",\"path\":\"app.py\",\"time\":\"2025-01-31T12:00:00Z\",\"reason\":\"a sentinel\"}}\n"
+        ),
+    );
+    commit_all(root, "team settings");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    let short = &base[..12];
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    commit_all(root, "feature");
+
+    let out = review(root, &["--base", &base, "--explain"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("no findings on the lines this change added; 2 suppressed (1 by dismissals, 1 by the review configuration;"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "review configuration: commit {short}, the merge-base of HEAD and {base}\nsuppressed (2):\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  app.py:6:9: warning [python/mutable-default-arg] mutable default `[]` for `x`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "      dismissed ({fp}, 2025-01-31T12:00:00Z: \"a sentinel\") in .sift/feedback/dismissed.jsonl at {short}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "[python/is-literal] `is` compares identity with the literal `1`; use `==` to compare values\n      rules.disable = \"python/is-literal\" in .sift/review.toml at {short}\n"
+        )),
+        "{text}"
+    );
+
+    // JSON: the counts always; the list and where the settings came from with --explain.
+    let plain = json(&review(root, &["--base", &base, "--format", "json"]));
+    assert_eq!(plain["suppressed"], 2);
+    assert_eq!(plain["suppressed_by"], serde_json::json!({"dismissals": 1, "config": 1}));
+    assert!(plain.get("suppressions").is_none(), "only with --explain: {plain}");
+    let explained = json(&review(root, &["--base", &base, "--format", "json", "--explain"]));
+    assert_eq!(explained["findings"], plain["findings"]);
+    let list = explained["suppressions"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{explained:#}");
+    let by_rule =
+        |rule: &str| list.iter().find(|s| s["rule"] == rule).unwrap()["suppressed_by"].clone();
+    let dismissal = by_rule("python/mutable-default-arg");
+    assert_eq!(dismissal["kind"], "dismissal");
+    assert_eq!(dismissal["fingerprint"], fp.as_str());
+    assert_eq!(dismissal["reason"], "a sentinel");
+    assert_eq!(dismissal["file"], ".sift/feedback/dismissed.jsonl");
+    assert_eq!(dismissal["revision"], base.as_str());
+    let setting = by_rule("python/is-literal");
+    assert_eq!(
+        (setting["kind"].as_str(), setting["key"].as_str()),
+        (Some("config"), Some("rules.disable"))
+    );
+    assert_eq!(setting["value"], "python/is-literal");
+    assert_eq!(
+        (setting["file"].as_str(), setting["revision"].as_str()),
+        (Some(".sift/review.toml"), Some(base.as_str()))
+    );
+
+    // SARIF: left-out findings are results with a SARIF suppression, only with --explain.
+    let validator = sarif_validator();
+    let sarif = json(&review(root, &["--base", &base, "--format", "sarif", "--explain"]));
+    assert_valid_sarif(&validator, &sarif);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["suppressions"][0]["kind"] == "external"), "{sarif:#}");
+    let sarif = json(&review(root, &["--base", &base, "--format", "sarif"]));
+    assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
+    let md = stdout(&review(root, &["--base", &base, "--format", "markdown", "--explain"]));
+    assert!(md.contains("<details><summary>2 suppressed, 0 re-rated"), "{md}");
+
+    // The working tree's review counts and explains what the working tree's settings silence:
+    // here a rule turned off in one file, and another file left out of the review.
+    write(
+        root,
+        ".sift/review.toml",
+        "[rules]\ndisable = [\"python/is-literal\"]\n[rules.per_path_disable]\n\"/app.py\" = [\"python/mutable-default-arg\"]\n[paths]\nexclude = [\"vendor\"]\n[rules.severity]\n\"python/mutable-default-arg\" = \"error\"\n",
+    );
+    write(root, "vendor/lib.py", "def v(a={}):\n    a[1] = 2\n");
+    write(root, "other.py", "def o(b=[]):\n    b.append(3)\n");
+    let out = review(root, &["--format", "json", "--explain"]);
+    assert_eq!(found(&out), vec![("other.py".into(), 1, "python/mutable-default-arg".into())]);
+    let report = json(&out);
+    assert_eq!(report["configuration"], "the working tree");
+    assert_eq!(report["suppressed_by"], serde_json::json!({"dismissals": 0, "config": 1}));
+    let setting = &report["suppressions"][0]["suppressed_by"];
+    assert_eq!(
+        (setting["key"].as_str(), setting["value"].as_str()),
+        (Some("paths.exclude"), Some("vendor"))
+    );
+    assert!(setting["revision"].is_null());
+    assert_eq!(report["rerated"][0]["default_severity"], "warning");
+    assert_eq!(report["rerated"][0]["key"], "rules.severity.\"python/mutable-default-arg\"");
+    let text = stdout(&review(root, &["--explain"]));
+    assert!(text.contains("review configuration: the working tree\n"), "{text}");
+    assert!(
+        text.contains("paths.exclude = \"vendor\" in .sift/review.toml in the working tree"),
+        "{text}"
+    );
+    assert!(text.contains("error instead of warning"), "{text}");
+}

@@ -54,6 +54,11 @@ pub struct ReviewArgs {
     /// Passes of the model reviewer over each hunk.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
     passes: u8,
+    /// Also list every finding left out and why: which dismissal (fingerprint, reason) or which
+    /// setting of .sift/review.toml, in which file at which revision; and where the review's
+    /// configuration was read.
+    #[arg(long)]
+    explain: bool,
 }
 
 /// Output formats.
@@ -134,34 +139,62 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             ..Request::default()
         },
     )?;
-    let pack = &reviewed.pack;
     let note = reviewed.model_note.clone().or(skipped);
     if let Some(note) = &note {
         eprintln!("{note}");
     }
     let suppressed = reviewed.suppressed_counts();
-    let (items, total) = (reviewed.items, reviewed.total);
+    let (items, total, pack) = (&reviewed.items, reviewed.total, &reviewed.pack);
+    let settings = reviewed.settings.to_string();
+    let explanation = args.explain.then(|| report::Explanation {
+        settings: &settings,
+        suppressed: &reviewed.suppressed,
+        rerated: &reviewed.rerated,
+    });
     let out = match args.format {
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            report::to_text(&items, total, suppressed, color)
+            let mut text = report::to_text(items, total, suppressed, color);
+            if let Some(explanation) = &explanation {
+                text.push_str(&report::explain_text(explanation));
+            }
+            text
         }
         Format::Markdown => {
-            let mut md = report::to_markdown(&items, total, suppressed);
+            let mut md = report::to_markdown(items, total, suppressed);
             if let Some(note) = &note {
                 md.push_str(&format!("\n_{note}_\n"));
+            }
+            if let Some(explanation) = &explanation {
+                md.push_str(&report::explain_markdown(explanation));
             }
             md
         }
         Format::Json => {
-            let mut json = report::to_json(&items, total, suppressed);
-            if let (Some(note), Some(obj)) = (&note, json.as_object_mut()) {
-                obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+            let mut json = report::to_json(items, total, suppressed);
+            if let Some(obj) = json.as_object_mut() {
+                if let Some(note) = &note {
+                    obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+                }
+                if let Some(serde_json::Value::Object(extra)) =
+                    explanation.as_ref().map(report::explain_json)
+                {
+                    obj.extend(extra);
+                }
             }
             pretty(&json)?
         }
-        Format::Sarif => pretty(&report::to_sarif(&items, pack, &[]))?,
-        Format::Github => pretty(&report::to_github(&items, total, suppressed))?,
+        Format::Sarif => {
+            let left_out = explanation.as_ref().map_or(&[][..], |e| e.suppressed);
+            pretty(&report::to_sarif(items, pack, left_out))?
+        }
+        Format::Github => {
+            let mut body = report::to_github(items, total, suppressed);
+            if let (Some(explanation), Some(text)) = (&explanation, body["body"].as_str()) {
+                body["body"] = format!("{text}\n{}", report::explain_markdown(explanation)).into();
+            }
+            pretty(&body)?
+        }
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {

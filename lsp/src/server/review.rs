@@ -250,11 +250,13 @@ impl Reviews {
         .map_err(|e| super::backend::internal(format!("review crashed: {e}")))?;
         let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
         let mut errors = Vec::new();
-        let mut suppressed = 0;
+        let (mut dismissed, mut configured) = (0, 0);
         for (root, result) in reviewed {
             match result {
                 Ok(reviewed) => {
-                    suppressed += reviewed.suppressed.len();
+                    let counts = reviewed.suppressed_counts();
+                    dismissed += counts.dismissed;
+                    configured += counts.configured;
                     by_uri.extend(self.convert(&reviewed));
                 }
                 Err(e) => errors.push(format!("{}: {e}", root.display())),
@@ -275,14 +277,20 @@ impl Reviews {
             if count == 1 { "" } else { "s" },
             if files == 1 { "" } else { "s" }
         );
-        if suppressed > 0 {
-            message.push_str(&format!("; {suppressed} dismissed earlier, not shown"));
+        match (dismissed, configured) {
+            (0, 0) => {}
+            (d, 0) => message.push_str(&format!("; {d} dismissed earlier, not shown")),
+            (0, c) => message.push_str(&format!("; {c} silenced by .sift/review.toml, not shown")),
+            (d, c) => message.push_str(&format!(
+                "; {d} dismissed earlier and {c} silenced by .sift/review.toml, not shown"
+            )),
         }
         if !errors.is_empty() {
             message = format!("{message}; {}", errors.join("; "));
         }
         Ok(serde_json::json!({
-            "findings": count, "files": files, "suppressed": suppressed, "errors": errors,
+            "findings": count, "files": files, "suppressed": dismissed + configured,
+            "suppressed_by": {"dismissals": dismissed, "config": configured}, "errors": errors,
             "message": message
         }))
     }

@@ -21,8 +21,10 @@ use sift_runtime::review::diff::parse_unified_diff;
 use sift_runtime::review::feedback::Feedback;
 use sift_runtime::review::history;
 use sift_runtime::review::report::{LineFix, ReportItem};
-use sift_runtime::review::suppression::{Counts, Suppressed, Why};
-use sift_runtime::review::{Finding, LineFilter, RulePack, check_file, keep_most_important};
+use sift_runtime::review::suppression::{Counts, Rerated, Suppressed, Why};
+use sift_runtime::review::{
+    Finding, LineFilter, ReviewConfig, RulePack, check_file, keep_most_important,
+};
 
 mod error;
 mod git;
@@ -88,8 +90,11 @@ pub struct Reviewed {
     pub items: Vec<ReportItem>,
     /// Findings before the cap (dismissed ones not counted).
     pub total: usize,
-    /// Findings left out, and why (dismissed in `.sift/feedback/`).
+    /// Findings left out, and why: dismissed in `.sift/feedback/`, or silenced by
+    /// `.sift/review.toml` (a disabled rule, a path left out…).
     pub suppressed: Vec<Suppressed>,
+    /// Findings reported at a severity `[rules.severity]` set.
+    pub rerated: Vec<Rerated>,
     /// What the model reviewer did, when it ran.
     pub model_note: Option<String>,
     /// The reviewed text of each file with findings (repository-relative path).
@@ -116,7 +121,8 @@ pub fn repository_root(given: &Path) -> Result<PathBuf> {
 }
 
 /// Reviews a change of the repository containing `given` (see the module doc). Findings
-/// dismissed in `.sift/feedback/` are left out and counted.
+/// dismissed in `.sift/feedback/` or silenced by `.sift/review.toml` are left out, each with its
+/// reason ([`Reviewed::suppressed`]).
 pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     let Request { change, max_findings, only, keep_dismissed, model } = *request;
     if !given.is_dir() {
@@ -160,33 +166,14 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
         None => Settings::working_tree(&root)?,
     };
     let config = &settings.config;
-    let mut pack = RulePack::builtin_all();
-    pack.extend(settings.rules.clone());
+    let mut all = RulePack::builtin_all();
+    all.extend(settings.rules.clone());
+    let mut pack = all.clone();
     pack.apply_config(config)?;
     let max = max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
 
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut sources: BTreeMap<String, String> = BTreeMap::new();
-    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
-    let fixes = (pack.history_enabled() && !changes.is_empty())
-        .then(|| history_cache::fix_history(&root))
-        .flatten();
-    for (path, filter) in &changes {
-        let Some(language) = Language::from_path(Path::new(path)) else { continue };
-        let history_here = fixes.as_ref().filter(|_| !pack.disabled_in(history::RULE_ID, path));
-        if !(pack.covers(language) || history_here.is_some()) || !pack.includes_path(path) {
-            continue;
-        }
-        let Some(source) = git::read_source(&root, path, contents) else { continue };
-        let mut found = check_file(&pack, path, language, &source, Some(filter));
-        if let Some(fixes) = history_here {
-            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
-        }
-        if !found.is_empty() {
-            findings.extend(found);
-            sources.insert(path.clone(), source);
-        }
-    }
+    let Checked { mut findings, mut suppressed, mut sources } =
+        check_changes(&root, &changes, contents, &all, &pack, &settings)?;
     if let Some((commit, _)) = &base {
         for (finding, source) in
             settings::changes_to_settings(&root, commit, &changes, &settings.origin)?
@@ -212,7 +199,6 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     };
     let no_dismissals = Feedback::default();
     let dismissed = if keep_dismissed { &no_dismissals } else { &settings.dismissed };
-    let mut suppressed = Vec::new();
     let dismissals_file = settings.origin.provenance(settings::DISMISSED);
     findings.retain(|f| match dismissed.get(&f.fingerprint) {
         Some(dismissal) => {
@@ -223,6 +209,13 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             false
         }
         None => true,
+    });
+    suppressed.sort_by(|a, b| {
+        let key = |s: &Suppressed| {
+            let f = &s.finding;
+            (f.path.clone(), f.start_byte, f.end_byte, f.rule.clone())
+        };
+        key(a).cmp(&key(b))
     });
     let total = findings.len();
     keep_most_important(&mut findings, max);
@@ -237,16 +230,105 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             ReportItem { finding, fix }
         })
         .collect();
+    let rerated = rerated(&items, &all, &settings);
     Ok(Reviewed {
         root,
         items,
         total,
         suppressed,
+        rerated,
         sources,
         model_note,
         pack,
         settings: settings.origin,
     })
+}
+
+/// What the rules and the fix history found on the changed files, split into what the
+/// configuration lets through and what it silences.
+struct Checked {
+    findings: Vec<Finding>,
+    suppressed: Vec<Suppressed>,
+    /// The text of each file with findings kept.
+    sources: BTreeMap<String, String>,
+}
+
+/// Runs the rules and the fix history over the changed files.
+///
+/// So that every finding the configuration silences is counted and explained, the files are
+/// checked with the rules that run *without* its silencing (on by default, or turned on by it,
+/// at its severities; on every path), and each finding is then kept or silenced by
+/// [`ReviewConfig::silencing`](sift_runtime::review::ReviewConfig::silencing), which decides as
+/// `pack` does. The fix history is the exception: when the configuration turns it off
+/// everywhere it is not mined (mining reads the whole `git log`), so its findings are neither
+/// computed nor counted.
+fn check_changes(
+    root: &Path,
+    changes: &[(String, LineFilter)],
+    contents: Contents,
+    all: &RulePack,
+    pack: &RulePack,
+    settings: &Settings,
+) -> Result<Checked> {
+    let config = &settings.config;
+    let mut unsilenced = all.clone();
+    unsilenced.apply_config(&ReviewConfig::default())?;
+    unsilenced.extend(pack.clone());
+    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
+    let fixes = (pack.history_enabled() && !changes.is_empty())
+        .then(|| history_cache::fix_history(root))
+        .flatten();
+    let from = settings.origin.provenance(settings::REVIEW_CONFIG);
+    let mut checked =
+        Checked { findings: Vec::new(), suppressed: Vec::new(), sources: BTreeMap::new() };
+    for (path, filter) in changes {
+        let Some(language) = Language::from_path(Path::new(path)) else { continue };
+        if !(unsilenced.covers(language) || fixes.is_some()) {
+            continue;
+        }
+        let Some(source) = git::read_source(root, path, contents) else { continue };
+        let mut found = check_file(&unsilenced, path, language, &source, Some(filter));
+        if let Some(fixes) = &fixes {
+            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
+        }
+        let mut kept = false;
+        for finding in found {
+            // `min_confidence` is about rules; the history check has no confidence setting.
+            let confidence = (finding.rule != history::RULE_ID).then_some(finding.confidence);
+            match config.silencing(&finding.rule, confidence, path) {
+                Some(silence) => checked.suppressed.push(Suppressed {
+                    finding,
+                    why: Why::Configured { silence, from: from.clone() },
+                }),
+                None => {
+                    checked.findings.push(finding);
+                    kept = true;
+                }
+            }
+        }
+        if kept {
+            checked.sources.insert(path.clone(), source);
+        }
+    }
+    Ok(checked)
+}
+
+/// The reported findings whose severity `[rules.severity]` changed from their rule's own.
+fn rerated(items: &[ReportItem], all: &RulePack, settings: &Settings) -> Vec<Rerated> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let f = &item.finding;
+            let default = all.rule(&f.rule)?.severity();
+            let (pattern, _) = settings.config.rules.severity_for(&f.rule)?;
+            (default != f.severity).then(|| Rerated {
+                finding: f.clone(),
+                default,
+                pattern: pattern.to_string(),
+                from: settings.origin.provenance(settings::REVIEW_CONFIG),
+            })
+        })
+        .collect()
 }
 
 /// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).
