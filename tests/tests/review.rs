@@ -760,3 +760,50 @@ fn explain_lists_every_left_out_finding_with_its_dismissal_or_setting_and_revisi
     );
     assert!(text.contains("error instead of warning"), "{text}");
 }
+
+#[test]
+fn a_branch_cannot_redirect_or_turn_off_the_model_reviewer() {
+    let dir = repo();
+    let root = dir.path();
+    let run = |args: &[&str]| {
+        sift()
+            .env("XDG_CONFIG_HOME", root.join(".xdg"))
+            .arg("review")
+            .arg("--path")
+            .arg(root)
+            .args(args)
+            .output()
+            .expect("sift runs")
+    };
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = 100000\n");
+    commit_all(root, "index settings");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    // The index's settings are the change's business…
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = 200000\n");
+    let out = run(&["--base", &base, "--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)], "{}", stderr(&out));
+    // …the model reviewer's are not: a [model] the base does not have is reported, not used
+    // (its endpoint is never contacted).
+    write(
+        root,
+        ".sift/config.toml",
+        "[index]\nmax_file_size = 200000\n\n[model]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let out = run(&["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        found(&out),
+        vec![
+            (".sift/config.toml".into(), 4, "sift/review-config-changed".into()),
+            mutable_default("app.py", 6),
+        ]
+    );
+    let message = json(&out)["findings"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("edits `[model]` in `.sift/config.toml`"), "{message}");
+    assert!(stderr(&out).contains("model review skipped"), "{}", stderr(&out));
+    // The working tree's review uses it (and says the endpoint failed).
+    let out = run(&["--format", "json"]);
+    assert!(!stderr(&out).contains("model review skipped"), "{}", stderr(&out));
+}

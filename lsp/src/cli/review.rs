@@ -109,7 +109,7 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
         (true, _) => ModelChoice::On,
         _ => ModelChoice::Auto,
     };
-    let (model, skipped) = match review::model_for_review(&root, choice, &llm_config::process_env)? {
+    let (model, skipped) = match review::model_for_review(&root, choice, args.base.as_deref(), &llm_config::process_env)? {
         ReviewModel::Open(model) => (Some(model), None),
         ReviewModel::Off => (None, None),
         ReviewModel::NotConfigured => (

@@ -3,7 +3,7 @@
 //! definitions and `.sift/REVIEW.md` as guidance.
 
 use std::ops::RangeInclusive;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use sift_indexer::{CodeIndex, Language, NoProgress, UpdateOptions};
 use sift_runtime::llm::{Cancel, LanguageModel, config as llm_config};
@@ -11,10 +11,12 @@ use sift_runtime::review::model::{
     ChangedSource, DefinitionSource, IndexDefinitions, ModelReview, ModelReviewConfig,
     NoDefinitions, review_with_model,
 };
+use sift_runtime::review::suppression::short;
 use sift_runtime::review::{LineFilter, RulePack};
 
 use super::error::{Error, Result};
-use super::git::{Contents, read_source};
+use super::git::{self, Contents, read_source};
+use super::settings;
 
 /// Whether a review runs the model reviewer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,17 +52,31 @@ impl std::fmt::Debug for ReviewModel {
 
 /// The model the review of the repository at `root` uses: with [`ModelChoice::Auto`], the
 /// configured `[model]` (user file, `root`'s `.sift/config.toml`, the environment read through
-/// `env`) when any of its values is set. A configured model that cannot be opened is an error,
-/// not a silent skip.
+/// `env`) when any of its values is set. For a review with `base` (`--base REV`), the
+/// repository's file is read as the merge-base of `REV` and `HEAD` holds it, like the review's
+/// other settings (see [`settings`](super::settings)). A configured model that cannot be opened
+/// is an error, not a silent skip.
 pub fn model_for_review(
     root: &Path,
     choice: ModelChoice,
+    base: Option<&str>,
     env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<ReviewModel> {
     if choice == ModelChoice::Off {
         return Ok(ReviewModel::Off);
     }
-    let config = llm_config::load(Some(root), env).map_err(Error::ModelConfig)?;
+    let config = match base {
+        Some(rev) => {
+            let root = super::repository_root(root)?;
+            let head = git::head(&root)?;
+            let commit = git::merge_base(&root, rev, &head)?;
+            let text = settings::file_at(&root, &commit, settings::MODEL_CONFIG)?;
+            let name = PathBuf::from(format!("{}:{}", short(&commit), settings::MODEL_CONFIG));
+            llm_config::load_with_repo_text(&root, &name, text.as_deref(), env)
+        }
+        None => llm_config::load(Some(root), env),
+    }
+    .map_err(Error::ModelConfig)?;
     let configured =
         [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
             .iter()

@@ -2,16 +2,22 @@
 //! (`.sift/review.toml`), the project rules (`.sift/rules/`), the remembered dismissals
 //! (`.sift/feedback/dismissed.jsonl`) and the model reviewer's guidance (`.sift/REVIEW.md`).
 //!
+//! The `[model]` table of `.sift/config.toml` (which language model reviews, at which endpoint)
+//! is one of them too; [`model_for_review`](super::model_for_review) reads it.
+//!
 //! Invariant: **a change cannot configure its own review.** A `--base REV` review (what a pull
 //! request into `REV` changes, as CI runs it) reads these files from the merge-base commit with
 //! `git ls-tree` and `git cat-file`, never from the working tree, and reports every change the
 //! reviewed change makes to them as a finding ([`CONFIG_CHANGED_RULE`]) instead of applying it.
+//! (A pull request that could edit `[model]` could turn the model reviewer off, or send the
+//! code, and the key in the variable it names, to an endpoint of its choosing.)
 //! The other reviews (the working tree, the index, a given diff) and the editor read the working
 //! tree's files: there the person configuring is the person reviewed.
 
 use std::fmt;
 use std::path::Path;
 
+use sift_runtime::llm::config as llm_config;
 use sift_runtime::review::feedback::Feedback;
 use sift_runtime::review::finding::fingerprint;
 use sift_runtime::review::suppression::{Provenance, short};
@@ -28,8 +34,10 @@ pub const RULES_DIR: &str = ".sift/rules";
 pub const DISMISSED: &str = ".sift/feedback/dismissed.jsonl";
 /// The model reviewer's guidance.
 pub const GUIDANCE: &str = ".sift/REVIEW.md";
-/// Everything a review reads about itself from the repository.
+/// Everything a review reads about itself from the repository, besides `[model]`.
 pub const SETTINGS_PATHS: [&str; 4] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE];
+/// The repository's configuration file, whose `[model]` table picks the model reviewer's model.
+pub const MODEL_CONFIG: &str = ".sift/config.toml";
 
 /// The rule id of the finding a `--base` review raises for a change to its own settings.
 pub const CONFIG_CHANGED_RULE: &str = "sift/review-config-changed";
@@ -156,9 +164,10 @@ enum Edit {
 }
 
 /// For a `--base` review: one finding ([`CONFIG_CHANGED_RULE`], a warning) per settings file
-/// that the working tree adds, edits or deletes since `from`, on its first added line (line 1
-/// when it only lost lines or is gone), and the file's text (for the report's sources).
-/// `changes` are the review's changed files with their added lines.
+/// that the working tree adds, edits or deletes since `from` (for `.sift/config.toml`, only
+/// when its `[model]` table changes), on its first added line (line 1 when it only lost lines or
+/// is gone), and the file's text (for the report's sources). `changes` are the review's changed
+/// files with their added lines.
 pub(crate) fn changes_to_settings(
     root: &Path,
     from: &str,
@@ -167,6 +176,7 @@ pub(crate) fn changes_to_settings(
 ) -> Result<Vec<(Finding, Option<String>)>> {
     let mut args = vec!["diff", "--name-status", "-z", "--no-renames", "--no-ext-diff", from, "--"];
     args.extend(SETTINGS_PATHS);
+    args.push(MODEL_CONFIG);
     let listed = git::nul_separated(&git(root, &args)?);
     let mut edited: Vec<(String, Edit)> = listed
         .chunks(2)
@@ -182,7 +192,8 @@ pub(crate) fn changes_to_settings(
             _ => None,
         })
         .collect();
-    let pathspecs: Vec<String> = SETTINGS_PATHS.iter().map(|p| p.to_string()).collect();
+    let mut pathspecs: Vec<String> = SETTINGS_PATHS.iter().map(|p| p.to_string()).collect();
+    pathspecs.push(MODEL_CONFIG.to_string());
     for path in git::untracked(root, &pathspecs)? {
         if !edited.iter().any(|(p, _)| *p == path) {
             edited.push((path, Edit::Adds));
@@ -195,35 +206,71 @@ pub(crate) fn changes_to_settings(
             Edit::Deletes => None,
             _ => git::read_source(root, &path, git::Contents::WorkingTree),
         };
-        let added = changes.iter().find(|(p, _)| *p == path).map(|(_, filter)| filter);
-        found.push((settings_finding(&path, edit, source.as_deref(), added, origin), source));
+        let text = source.as_deref().unwrap_or("");
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let added: Vec<usize> = match changes.iter().find(|(p, _)| *p == path) {
+            Some((_, filter)) => (1..=lines.len()).filter(|&n| filter.contains(n)).collect(),
+            None if edit == Edit::Adds => (1..=lines.len()).collect(),
+            None => Vec::new(),
+        };
+        let (subject, line) = if path == MODEL_CONFIG {
+            // Only `[model]` steers the review; the index's settings are the change's business.
+            let before = file_at(root, from, MODEL_CONFIG)?;
+            let table = |text: Option<&str>| {
+                let name = Path::new(MODEL_CONFIG);
+                text.map_or(Ok(None), |t| llm_config::model_table(t, name)).map_err(|_| ())
+            };
+            let same = matches!(
+                (table(before.as_deref()), table(source.as_deref())),
+                (Ok(a), Ok(b)) if a == b
+            );
+            if same {
+                continue;
+            }
+            // On the `[model]` table's first added line, or its header.
+            let header = lines.iter().position(|l| l.trim_start().starts_with("[model]"));
+            let line = match header {
+                Some(h) => added.iter().copied().find(|&n| n > h).unwrap_or(h + 1),
+                None => added.first().copied().unwrap_or(1),
+            };
+            (format!("`[model]` in `{path}`"), line)
+        } else {
+            (format!("`{path}`"), added.first().copied().unwrap_or(1))
+        };
+        let finding = settings_finding(&path, &subject, edit, &lines, &added, line, origin);
+        found.push((finding, source));
     }
     Ok(found)
 }
 
-/// The finding for a change to the settings file `path`.
+/// The text of `path` as `commit` holds it; `None` when it has no such file.
+pub(crate) fn file_at(root: &Path, commit: &str, path: &str) -> Result<Option<String>> {
+    let listed = git(root, &["ls-tree", "-z", "--name-only", commit, "--", path])?;
+    if git::nul_separated(&listed).iter().all(|p| p != path) {
+        return Ok(None);
+    }
+    let bytes = git(root, &["cat-file", "blob", &format!("{commit}:{path}")])?;
+    Ok(Some(String::from_utf8_lossy(&bytes).into_owned()))
+}
+
+/// The finding for a change to the settings file `path` (`subject` in the message), on `line`
+/// of its `lines`; `added` are the lines the change added (what identifies the edit).
 fn settings_finding(
     path: &str,
+    subject: &str,
     edit: Edit,
-    source: Option<&str>,
-    added: Option<&LineFilter>,
+    lines: &[&str],
+    added: &[usize],
+    line: usize,
     origin: &Origin,
 ) -> Finding {
-    let text = source.unwrap_or("");
-    let lines: Vec<&str> = text.split_inclusive('\n').collect();
-    let added_lines: Vec<usize> = match added {
-        Some(filter) => (1..=lines.len()).filter(|&n| filter.contains(n)).collect(),
-        None if edit == Edit::Adds => (1..=lines.len()).collect(),
-        None => Vec::new(),
-    };
-    let line = added_lines.first().copied().unwrap_or(1);
     let start_byte: usize = lines.iter().take(line - 1).map(|l| l.len()).sum();
     let this = lines.get(line - 1).copied().unwrap_or("").trim_end_matches(['\n', '\r']);
     // What identifies this edit: what it says, so that a dismissal (from the base) of one edit
     // does not hide another.
     let mut said = format!("{edit:?}\n");
-    for n in &added_lines {
-        said.push_str(lines[n - 1]);
+    for n in added {
+        said.push_str(lines.get(n - 1).copied().unwrap_or(""));
     }
     let verb = match edit {
         Edit::Adds => "adds",
@@ -248,10 +295,10 @@ fn settings_finding(
         start_byte,
         end_byte: start_byte + this.len(),
         message: format!(
-            "this change {verb} `{path}`, part of the review's own configuration; this review does not apply it and uses the settings of {since}"
+            "this change {verb} {subject}, part of the review's own configuration; this review does not apply it and uses the settings of {since}"
         ),
         rationale: format!(
-            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED} and {GUIDANCE} from the base revision, so that a change cannot silence or steer its own review; this edit takes effect once it is merged {merged}. Review it like code."
+            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED}, {GUIDANCE} and the [model] of {MODEL_CONFIG} from the base revision, so that a change cannot silence, steer or redirect its own review; this edit takes effect once it is merged {merged}. Review it like code."
         ),
         fix: None,
         fingerprint: fingerprint(CONFIG_CHANGED_RULE, path, &said),
@@ -267,26 +314,22 @@ mod tests {
     }
 
     #[test]
-    fn a_settings_finding_sits_on_the_first_added_line_or_line_1() {
+    fn a_settings_finding_names_the_edit_and_where_the_review_read_its_settings() {
         let text = "[rules]\ndisable = [\"x\"]\nmax_findings = 1\n";
-        let added = LineFilter::from_lines([2, 3]);
-        let f = settings_finding(REVIEW_CONFIG, Edit::Edits, Some(text), Some(&added), &base());
+        let lines: Vec<&str> = text.split_inclusive('\n').collect();
+        let f = settings_finding(REVIEW_CONFIG, "`r`", Edit::Edits, &lines, &[2, 3], 2, &base());
         assert_eq!((f.start_line, f.start_col, f.end_col), (2, 1, 16));
         assert_eq!(&text[f.start_byte..f.end_byte], "disable = [\"x\"]");
         assert_eq!(f.severity, Severity::Warning);
-        assert!(f.message.contains("edits `.sift/review.toml`"), "{}", f.message);
+        assert!(f.message.starts_with("this change edits `r`, part of"), "{}", f.message);
         assert!(f.message.contains("0123456789ab (the merge-base with main)"), "{}", f.message);
 
-        let gone = settings_finding(DISMISSED, Edit::Deletes, None, None, &base());
+        let gone = settings_finding(DISMISSED, "`d`", Edit::Deletes, &[], &[], 1, &base());
         assert_eq!((gone.start_line, gone.start_byte, gone.end_byte), (1, 0, 0));
         assert!(gone.message.contains("deletes"), "{}", gone.message);
 
-        let new = settings_finding(GUIDANCE, Edit::Adds, Some("Be kind.\n"), None, &base());
-        assert_eq!((new.start_line, new.end_col), (1, 9));
-
         // Another edit of the same file is another finding: a dismissal of one is not of all.
-        let other = LineFilter::from_lines([3]);
-        let g = settings_finding(REVIEW_CONFIG, Edit::Edits, Some(text), Some(&other), &base());
+        let g = settings_finding(REVIEW_CONFIG, "`r`", Edit::Edits, &lines, &[3], 3, &base());
         assert_ne!(f.fingerprint, g.fingerprint);
     }
 
