@@ -772,7 +772,14 @@ async fn dismissals_and_silences_outlive_the_server() {
     // Reviewed again: neither comes back.
     let answer = client.request("workspace/executeCommand", review.clone()).await;
     assert_eq!(answer["result"]["findings"], 0, "{answer}");
-    assert_eq!(answer["result"]["suppressed"], 1, "{answer}");
+    // Both are counted: one dismissal, one finding the per-path setting silences.
+    assert_eq!(answer["result"]["suppressed"], 2, "{answer}");
+    assert_eq!(answer["result"]["suppressed_by"], json!({"dismissals": 1, "config": 1}));
+    let message = answer["result"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("1 dismissed earlier and 1 silenced by .sift/review.toml"),
+        "{message}"
+    );
     client.shutdown().await;
 
     // A new session (the editor restarted): still gone.

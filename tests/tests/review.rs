@@ -491,3 +491,319 @@ fn a_line_a_past_fix_removed_is_flagged_with_the_fix_cited() {
     write(dir.path(), ".sift/review.toml", "[rules]\ndisable = [\"history/reintroduced-fix\"]\n");
     assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![]);
 }
+
+/// The review's settings a branch may try to change: a configuration that turns the rule off, a
+/// project rule that replaces it with one that never fires, and a dismissal of its finding.
+fn silence_mutable_defaults(root: &Path, fingerprint: &str) {
+    write(root, ".sift/review.toml", "[rules]\ndisable = [\"python/mutable-default-arg\"]\n");
+    write(
+        root,
+        ".sift/rules/mutable-default-arg.toml",
+        "id = \"python/mutable-default-arg\"\nlanguages = [\"python\"]\nseverity = \"info\"\nconfidence = 0.5\nmessage = \"m\"\nrationale = \"r\"\nquery = '((identifier) @finding (#eq? @finding \"never_used_anywhere\"))'\n",
+    );
+    write(
+        root,
+        ".sift/feedback/dismissed.jsonl",
+        format!(
+            "{{\"kind\":\"dismiss\",\"fingerprint\":\"{fingerprint}\",\"rule\":\"python/mutable-default-arg\",\"path\":\"app.py\",\"time\":\"2025-01-31T12:00:00Z\"}}\n"
+        ),
+    );
+}
+
+#[test]
+fn a_branch_cannot_silence_its_own_review() {
+    let dir = repo();
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let fp = fingerprint_of(&review(root, &["--format", "json"]), "python/mutable-default-arg");
+    silence_mutable_defaults(root, &fp);
+    commit_all(root, "feature, and a quieter review");
+
+    // Reviewed as CI reviews a pull request: the settings are the base's, and the branch's
+    // edits to them are findings of their own.
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let changed = |path: &str| (path.to_string(), 1, "sift/review-config-changed".to_string());
+    assert_eq!(
+        found(&out),
+        vec![
+            changed(".sift/feedback/dismissed.jsonl"),
+            changed(".sift/review.toml"),
+            changed(".sift/rules/mutable-default-arg.toml"),
+            mutable_default("app.py", 6),
+        ]
+    );
+    let report = json(&out);
+    let config_finding = &report["findings"][1];
+    assert_eq!(config_finding["severity"], "warning");
+    let message = config_finding["message"].as_str().unwrap();
+    assert!(message.contains("edits") || message.contains("adds"), "{message}");
+    assert!(message.contains("does not apply it") && message.contains(&base[..12]), "{message}");
+    assert_eq!(report["suppressed"], 0);
+    // The same when the edits are only in the working tree, or only staged.
+    git(root, &["reset", "-q", "--soft", &base]);
+    assert_eq!(found(&review(root, &["--base", &base, "--format", "json"])).len(), 4);
+    git(root, &["reset", "-q", "--mixed", &base]);
+    assert_eq!(found(&review(root, &["--base", &base, "--format", "json"])).len(), 4);
+    let text = stdout(&review(root, &["--base", &base]));
+    assert!(text.contains("[sift/review-config-changed]"), "{text}");
+
+    // The working tree (and the editor) use the working tree's settings, as the person
+    // configuring is the one reviewed.
+    assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
+
+    // Once merged, the settings hold for the changes after them.
+    commit_all(root, "merged");
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}\ndef h(y=[]):\n    y.append(2)\n"));
+    let out = review(root, &["--base", "HEAD", "--format", "json"]);
+    assert_eq!(found(&out), vec![], "{}", stdout(&out));
+}
+
+#[test]
+fn a_base_review_reads_rules_and_their_errors_from_the_base_revision() {
+    let dir = repo();
+    let root = dir.path();
+    // The base has a project rule (flags `print`) and a configuration that names it.
+    write(
+        root,
+        ".sift/rules/no-print.toml",
+        "id = \"python/no-print\"\nlanguages = [\"python\"]\nseverity = \"warning\"\nconfidence = 0.9\nmessage = \"print\"\nrationale = \"use logging\"\nquery = '((call function: (identifier) @f) @finding (#eq? @f \"print\"))'\n",
+    );
+    write(root, ".sift/review.toml", "[rules.severity]\n\"python/no-print\" = \"error\"\n");
+    commit_all(root, "a project rule");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}\nprint(1)\n"));
+    // The branch breaks both files: its review still runs, on the base's settings.
+    write(root, ".sift/review.toml", "[rules]\ndisabel = []\n");
+    std::fs::remove_file(root.join(".sift/rules/no-print.toml")).unwrap();
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(1), "the rule is an error at the base: {}", stderr(&out));
+    let changed = |path: &str| (path.to_string(), 1, "sift/review-config-changed".to_string());
+    assert_eq!(
+        found(&out),
+        vec![
+            changed(".sift/review.toml"),
+            changed(".sift/rules/no-print.toml"),
+            ("app.py".into(), 6, "python/no-print".into()),
+        ]
+    );
+    let deleted = &json(&out)["findings"][1]["message"];
+    assert!(deleted.as_str().unwrap().contains("deletes"), "{deleted}");
+    // The working tree's broken configuration is the working tree review's error.
+    let out = review(root, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(".sift/review.toml:2:"), "{}", stderr(&out));
+
+    // A broken configuration at the base is an error that names the revision and the line.
+    git(root, &["checkout", "-q", "-f", "feature"]);
+    git(root, &["checkout", "-q", &base]);
+    git(root, &["checkout", "-q", "-b", "broken"]);
+    write(root, ".sift/review.toml", "max_findings = \"many\"\n");
+    commit_all(root, "broken config");
+    let broken = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "next"]);
+    let out = review(root, &["--base", &broken]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert!(err.starts_with(&format!("error: {}:.sift/review.toml:1: ", &broken[..12])), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_dismissal_made_on_a_branch_says_when_a_base_review_applies_it() {
+    let dir = repo();
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    let fp = fingerprint_of(&out, "python/mutable-default-arg");
+    let out = feedback(root, &["dismiss", &fp, "--base", &base]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("once it is committed and merged"), "{}", stdout(&out));
+    // Not by this review: the dismissal is the change's own.
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert!(found(&out).contains(&mutable_default("app.py", 6)), "{}", stdout(&out));
+    assert!(found(&out).contains(&(
+        ".sift/feedback/dismissed.jsonl".into(),
+        1,
+        "sift/review-config-changed".into()
+    )));
+    // The working tree review applies it at once.
+    assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
+}
+
+#[test]
+fn explain_lists_every_left_out_finding_with_its_dismissal_or_setting_and_revision() {
+    let dir = repo();
+    let root = dir.path();
+    // The team's settings on the base: `is` with literals off, one mutable default dismissed.
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    let fp = fingerprint_of(&review(root, &["--format", "json"]), "python/mutable-default-arg");
+    write(root, "app.py", BASE);
+    write(root, ".sift/review.toml", "[rules]\ndisable = [\"python/is-literal\"]\n");
+    write(
+        root,
+        ".sift/feedback/dismissed.jsonl",
+        format!(
+            "{{\"kind\":\"dismiss\",\"fingerprint\":\"{fp}\",\"rule\":\"python/mutable-default-arg\",\"path\":\"app.py\",\"time\":\"2025-01-31T12:00:00Z\",\"reason\":\"a sentinel\"}}\n"
+        ),
+    );
+    commit_all(root, "team settings");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    let short = &base[..12];
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    commit_all(root, "feature");
+
+    let out = review(root, &["--base", &base, "--explain"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("no findings on the lines this change added; 2 suppressed (1 by dismissals, 1 by the review configuration;"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "review configuration: commit {short}, the merge-base of HEAD and {base}\nsuppressed (2):\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "  app.py:6:9: warning [python/mutable-default-arg] mutable default `[]` for `x`"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "      dismissed ({fp}, 2025-01-31T12:00:00Z: \"a sentinel\") in .sift/feedback/dismissed.jsonl at {short}\n"
+        )),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!(
+            "[python/is-literal] `is` compares identity with the literal `1`; use `==` to compare values\n      rules.disable = \"python/is-literal\" in .sift/review.toml at {short}\n"
+        )),
+        "{text}"
+    );
+
+    // JSON: the counts always; the list and where the settings came from with --explain.
+    let plain = json(&review(root, &["--base", &base, "--format", "json"]));
+    assert_eq!(plain["suppressed"], 2);
+    assert_eq!(plain["suppressed_by"], serde_json::json!({"dismissals": 1, "config": 1}));
+    assert!(plain.get("suppressions").is_none(), "only with --explain: {plain}");
+    let explained = json(&review(root, &["--base", &base, "--format", "json", "--explain"]));
+    assert_eq!(explained["findings"], plain["findings"]);
+    let list = explained["suppressions"].as_array().unwrap();
+    assert_eq!(list.len(), 2, "{explained:#}");
+    let by_rule =
+        |rule: &str| list.iter().find(|s| s["rule"] == rule).unwrap()["suppressed_by"].clone();
+    let dismissal = by_rule("python/mutable-default-arg");
+    assert_eq!(dismissal["kind"], "dismissal");
+    assert_eq!(dismissal["fingerprint"], fp.as_str());
+    assert_eq!(dismissal["reason"], "a sentinel");
+    assert_eq!(dismissal["file"], ".sift/feedback/dismissed.jsonl");
+    assert_eq!(dismissal["revision"], base.as_str());
+    let setting = by_rule("python/is-literal");
+    assert_eq!(
+        (setting["kind"].as_str(), setting["key"].as_str()),
+        (Some("config"), Some("rules.disable"))
+    );
+    assert_eq!(setting["value"], "python/is-literal");
+    assert_eq!(
+        (setting["file"].as_str(), setting["revision"].as_str()),
+        (Some(".sift/review.toml"), Some(base.as_str()))
+    );
+
+    // SARIF: left-out findings are results with a SARIF suppression, only with --explain.
+    let validator = sarif_validator();
+    let sarif = json(&review(root, &["--base", &base, "--format", "sarif", "--explain"]));
+    assert_valid_sarif(&validator, &sarif);
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert_eq!(results.len(), 2);
+    assert!(results.iter().all(|r| r["suppressions"][0]["kind"] == "external"), "{sarif:#}");
+    let sarif = json(&review(root, &["--base", &base, "--format", "sarif"]));
+    assert_eq!(sarif["runs"][0]["results"], serde_json::json!([]));
+    let md = stdout(&review(root, &["--base", &base, "--format", "markdown", "--explain"]));
+    assert!(md.contains("<details><summary>2 suppressed, 0 re-rated"), "{md}");
+
+    // The working tree's review counts and explains what the working tree's settings silence:
+    // here a rule turned off in one file, and another file left out of the review.
+    write(
+        root,
+        ".sift/review.toml",
+        "[rules]\ndisable = [\"python/is-literal\"]\n[rules.per_path_disable]\n\"/app.py\" = [\"python/mutable-default-arg\"]\n[paths]\nexclude = [\"vendor\"]\n[rules.severity]\n\"python/mutable-default-arg\" = \"error\"\n",
+    );
+    write(root, "vendor/lib.py", "def v(a={}):\n    a[1] = 2\n");
+    write(root, "other.py", "def o(b=[]):\n    b.append(3)\n");
+    let out = review(root, &["--format", "json", "--explain"]);
+    assert_eq!(found(&out), vec![("other.py".into(), 1, "python/mutable-default-arg".into())]);
+    let report = json(&out);
+    assert_eq!(report["configuration"], "the working tree");
+    assert_eq!(report["suppressed_by"], serde_json::json!({"dismissals": 0, "config": 1}));
+    let setting = &report["suppressions"][0]["suppressed_by"];
+    assert_eq!(
+        (setting["key"].as_str(), setting["value"].as_str()),
+        (Some("paths.exclude"), Some("vendor"))
+    );
+    assert!(setting["revision"].is_null());
+    assert_eq!(report["rerated"][0]["default_severity"], "warning");
+    assert_eq!(report["rerated"][0]["key"], "rules.severity.\"python/mutable-default-arg\"");
+    let text = stdout(&review(root, &["--explain"]));
+    assert!(text.contains("review configuration: the working tree\n"), "{text}");
+    assert!(
+        text.contains("paths.exclude = \"vendor\" in .sift/review.toml in the working tree"),
+        "{text}"
+    );
+    assert!(text.contains("error instead of warning"), "{text}");
+}
+
+#[test]
+fn a_branch_cannot_redirect_or_turn_off_the_model_reviewer() {
+    let dir = repo();
+    let root = dir.path();
+    let run = |args: &[&str]| {
+        sift()
+            .env("XDG_CONFIG_HOME", root.join(".xdg"))
+            .arg("review")
+            .arg("--path")
+            .arg(root)
+            .args(args)
+            .output()
+            .expect("sift runs")
+    };
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = 100000\n");
+    commit_all(root, "index settings");
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    // The index's settings are the change's business…
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = 200000\n");
+    let out = run(&["--base", &base, "--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)], "{}", stderr(&out));
+    // …the model reviewer's are not: a [model] the base does not have is reported, not used
+    // (its endpoint is never contacted).
+    write(
+        root,
+        ".sift/config.toml",
+        "[index]\nmax_file_size = 200000\n\n[model]\nbackend = \"openai\"\nbase_url = \"http://127.0.0.1:9/v1\"\n",
+    );
+    let out = run(&["--base", &base, "--format", "json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        found(&out),
+        vec![
+            (".sift/config.toml".into(), 4, "sift/review-config-changed".into()),
+            mutable_default("app.py", 6),
+        ]
+    );
+    let message = json(&out)["findings"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("edits `[model]` in `.sift/config.toml`"), "{message}");
+    assert!(stderr(&out).contains("model review skipped"), "{}", stderr(&out));
+    // The working tree's review uses it (and says the endpoint failed).
+    let out = run(&["--format", "json"]);
+    assert!(!stderr(&out).contains("model review skipped"), "{}", stderr(&out));
+}

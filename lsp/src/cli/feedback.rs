@@ -2,16 +2,15 @@
 //! `.sift/feedback/dismissed.jsonl` (see `sift_runtime::review::feedback`): list them, dismiss
 //! one from the command line, forget a dismissal.
 
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use sift_engine::review::{Change, Request, repository_root, review};
 use sift_runtime::review::feedback::{self, Dismissal, Feedback, Record};
 
 use super::RepoArgs;
-use super::review::{Request, review, toplevel};
 
 /// Arguments of `sift feedback`.
 #[derive(Debug, Args)]
@@ -60,7 +59,7 @@ enum FeedbackCommand {
 pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
     match args.command {
         FeedbackCommand::List { repo, json } => {
-            let root = repo_root(&repo.root())?;
+            let root = repository_root(&repo.root())?;
             let found = Feedback::load(&feedback::dismissed_path(&root))?;
             for d in found.dismissed() {
                 if json {
@@ -79,19 +78,19 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
             }
         }
         FeedbackCommand::Dismiss { repo, fingerprint, reason, base } => {
-            let root = repo_root(&repo.root())?;
+            let root = repository_root(&repo.root())?;
             let path = feedback::dismissed_path(&root);
             if Feedback::load(&path)?.is_dismissed(&fingerprint) {
                 println!("{fingerprint} is already dismissed");
                 return Ok(ExitCode::SUCCESS);
             }
             let request = Request {
-                base: base.as_deref(),
+                change: base.as_deref().map_or(Change::WorkingTree, Change::Base),
                 max_findings: Some(usize::MAX),
                 keep_dismissed: true,
                 ..Request::default()
             };
-            let (reviewed, _) = review(&root, &request)?;
+            let reviewed = review(&root, &request)?;
             let finding = reviewed
                 .items
                 .iter()
@@ -116,9 +115,16 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 finding.path,
                 path.display()
             );
+            if let Some(rev) = &base {
+                // A `--base` review reads dismissals from the base revision (see
+                // `sift_engine::review::settings`): a change cannot dismiss its own findings.
+                println!(
+                    "a review with --base {rev} applies it once it is committed and merged into {rev}"
+                );
+            }
         }
         FeedbackCommand::Forget { repo, fingerprint } => {
-            let root = repo_root(&repo.root())?;
+            let root = repository_root(&repo.root())?;
             let path = feedback::dismissed_path(&root);
             if !Feedback::load(&path)?.is_dismissed(&fingerprint) {
                 bail!("{fingerprint} is not dismissed: `sift feedback list` shows what is");
@@ -132,12 +138,4 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// The repository root that holds `.sift/` for reviews: git's top folder.
-fn repo_root(given: &Path) -> Result<std::path::PathBuf> {
-    if !given.is_dir() {
-        bail!("not a directory: {}", given.display());
-    }
-    toplevel(given).ok_or_else(|| anyhow!("not a git repository: {}", given.display()))
 }

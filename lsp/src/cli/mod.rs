@@ -14,7 +14,7 @@ mod index;
 pub mod lsp;
 mod model;
 mod progress;
-pub(crate) mod review;
+mod review;
 mod search;
 pub(crate) mod semantic;
 mod status;

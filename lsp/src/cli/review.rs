@@ -1,38 +1,21 @@
-//! `sift review`: run the bug-finder's rules over the lines a change added and report the
-//! findings (text, Markdown, JSON, SARIF or a GitHub review).
-//!
-//! The change is read from git (`git diff --unified=0`) or from a unified diff given with
-//! `--diff`; the rules are the built-in pack plus `.sift/rules/`, configured by
-//! `.sift/review.toml`. The formats and the JSON contract are in `sift_runtime::review::report`.
+//! `sift review`: argument parsing, the report's format and the exit status. The review itself
+//! (git, rules, configuration, fix history, model reviewer, dismissals) is
+//! `sift_engine::review`; the formats and the JSON contract are in
+//! `sift_runtime::review::report`.
 
-use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use sift_indexer::Language;
-use sift_runtime::review::diff::{ChangedFile, parse_unified_diff};
-use sift_runtime::review::feedback::{self, Feedback};
-use sift_runtime::review::history::{self, FixHistory};
-use sift_runtime::review::report::{self, LineFix, ReportItem};
-use sift_runtime::review::{
-    Finding, LineFilter, ReviewConfig, RulePack, Severity, check_file, keep_most_important,
-};
-
-use sift_indexer::{CodeIndex, NoProgress, UpdateOptions};
-use sift_runtime::llm::{Cancel, LanguageModel, config as llm_config};
-use sift_runtime::review::model::{
-    ChangedSource, DefinitionSource, IndexDefinitions, ModelReview, ModelReviewConfig,
-    NoDefinitions, review_with_model,
-};
+use sift_engine::review::{self, Change, ModelChoice, ModelPass, Request, ReviewModel};
+use sift_runtime::llm::config as llm_config;
+use sift_runtime::review::Severity;
+use sift_runtime::review::model::ModelReviewConfig;
+use sift_runtime::review::report;
 
 use super::RepoArgs;
-
-/// How many findings a review reports when neither `--max-findings` nor `max_findings` in
-/// `.sift/review.toml` says.
-const DEFAULT_MAX_FINDINGS: usize = 100;
 
 /// Arguments of `sift review`.
 #[derive(Debug, Args)]
@@ -71,6 +54,11 @@ pub struct ReviewArgs {
     /// Passes of the model reviewer over each hunk.
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
     passes: u8,
+    /// Also list every finding left out and why: which dismissal (fingerprint, reason) or which
+    /// setting of .sift/review.toml, in which file at which revision; and where the review's
+    /// configuration was read.
+    #[arg(long)]
+    explain: bool,
 }
 
 /// Output formats.
@@ -112,28 +100,40 @@ impl FailOn {
     }
 }
 
-/// Where the post-image of a changed file is read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Contents {
-    WorkingTree,
-    Index,
-}
-
 /// Runs `sift review`.
 #[allow(clippy::print_stdout)]
 pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let root = args.repo.root();
-    let (model, skipped) = model_for_review(&root, &args)?;
+    let choice = match (args.model, args.no_model) {
+        (_, true) => ModelChoice::Off,
+        (true, _) => ModelChoice::On,
+        _ => ModelChoice::Auto,
+    };
+    let (model, skipped) = match review::model_for_review(&root, choice, args.base.as_deref(), &llm_config::process_env)? {
+        ReviewModel::Open(model) => (Some(model), None),
+        ReviewModel::Off => (None, None),
+        ReviewModel::NotConfigured => (
+            None,
+            Some("model review skipped: no language model is configured (set [model] in .sift/config.toml, or pass --model; --no-model silences this)".to_string()),
+        ),
+    };
     let pass = model.as_deref().map(|model| ModelPass {
         model,
         config: ModelReviewConfig { passes: usize::from(args.passes), ..Default::default() },
     });
-    let (reviewed, pack) = review(
+    let diff_text = args.diff.as_deref().map(read_diff).transpose()?;
+    let diff_name = args.diff.as_deref().map(|file| {
+        if file == Path::new("-") { "from stdin".to_string() } else { file.display().to_string() }
+    });
+    let change = match (&diff_text, &diff_name) {
+        (Some(text), Some(name)) => Change::Diff { text, name },
+        _ if args.staged => Change::Staged,
+        _ => args.base.as_deref().map_or(Change::WorkingTree, Change::Base),
+    };
+    let reviewed = review::review(
         &root,
         &Request {
-            base: args.base.as_deref(),
-            staged: args.staged,
-            diff: args.diff.as_deref(),
+            change,
             max_findings: args.max_findings,
             model: pass.as_ref(),
             ..Request::default()
@@ -143,28 +143,58 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     if let Some(note) = &note {
         eprintln!("{note}");
     }
-    let (items, total, suppressed) = (reviewed.items, reviewed.total, reviewed.suppressed);
+    let suppressed = reviewed.suppressed_counts();
+    let (items, total, pack) = (&reviewed.items, reviewed.total, &reviewed.pack);
+    let settings = reviewed.settings.to_string();
+    let explanation = args.explain.then(|| report::Explanation {
+        settings: &settings,
+        suppressed: &reviewed.suppressed,
+        rerated: &reviewed.rerated,
+    });
     let out = match args.format {
         Format::Text => {
             let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-            report::to_text(&items, total, suppressed, color)
+            let mut text = report::to_text(items, total, suppressed, color);
+            if let Some(explanation) = &explanation {
+                text.push_str(&report::explain_text(explanation));
+            }
+            text
         }
         Format::Markdown => {
-            let mut md = report::to_markdown(&items, total, suppressed);
+            let mut md = report::to_markdown(items, total, suppressed);
             if let Some(note) = &note {
                 md.push_str(&format!("\n_{note}_\n"));
+            }
+            if let Some(explanation) = &explanation {
+                md.push_str(&report::explain_markdown(explanation));
             }
             md
         }
         Format::Json => {
-            let mut json = report::to_json(&items, total, suppressed);
-            if let (Some(note), Some(obj)) = (&note, json.as_object_mut()) {
-                obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+            let mut json = report::to_json(items, total, suppressed);
+            if let Some(obj) = json.as_object_mut() {
+                if let Some(note) = &note {
+                    obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+                }
+                if let Some(serde_json::Value::Object(extra)) =
+                    explanation.as_ref().map(report::explain_json)
+                {
+                    obj.extend(extra);
+                }
             }
             pretty(&json)?
         }
-        Format::Sarif => pretty(&report::to_sarif(&items, &pack))?,
-        Format::Github => pretty(&report::to_github(&items, total, suppressed))?,
+        Format::Sarif => {
+            let left_out = explanation.as_ref().map_or(&[][..], |e| e.suppressed);
+            pretty(&report::to_sarif(items, pack, left_out))?
+        }
+        Format::Github => {
+            let mut body = report::to_github(items, total, suppressed);
+            if let (Some(explanation), Some(text)) = (&explanation, body["body"].as_str()) {
+                body["body"] = format!("{text}\n{}", report::explain_markdown(explanation)).into();
+            }
+            pretty(&body)?
+        }
     };
     let mut stdout = std::io::stdout().lock();
     if let Err(e) = stdout.write_all(out.as_bytes()).and_then(|()| stdout.flush()) {
@@ -176,220 +206,6 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let failed =
         args.fail_on.threshold().is_some_and(|min| items.iter().any(|i| i.finding.severity >= min));
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-/// Why the model reviewer did not run, for stderr (`None`: it was asked not to).
-type SkipNote = Option<String>;
-
-/// The language model `sift review` uses, or why it runs without one: `--model` and a `[model]`
-/// set in a configuration file or the environment turn the model reviewer on, `--no-model` off.
-/// A configured model that cannot be opened is an error, not a silent skip.
-fn model_for_review(
-    root: &Path,
-    args: &ReviewArgs,
-) -> Result<(Option<Box<dyn LanguageModel>>, SkipNote)> {
-    if args.no_model {
-        return Ok((None, None));
-    }
-    let config = llm_config::load(Some(root), &llm_config::process_env)?;
-    let configured =
-        [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
-            .iter()
-            .any(|s| **s != llm_config::Source::Default);
-    if !(args.model || configured) {
-        return Ok((
-            None,
-            Some("model review skipped: no language model is configured (set [model] in .sift/config.toml, or pass --model; --no-model silences this)".into()),
-        ));
-    }
-    let model = llm_config::open(&config).context("the model reviewer's language model")?;
-    Ok((Some(model), None))
-}
-
-/// The model reviewer's part of a review: the model and how to run it.
-pub(crate) struct ModelPass<'a> {
-    /// The model.
-    pub model: &'a dyn LanguageModel,
-    /// Passes, hunk sizes, sampling.
-    pub config: ModelReviewConfig,
-}
-
-impl std::fmt::Debug for ModelPass<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ModelPass")
-            .field("model", &self.model.describe())
-            .field("config", &self.config)
-            .finish()
-    }
-}
-
-/// What a review found: the findings kept (most important first, with their fixes as whole
-/// lines), how many there were before the cap, the repository root and the reviewed sources.
-pub(crate) struct Reviewed {
-    /// The repository root.
-    pub root: PathBuf,
-    /// The findings kept.
-    pub items: Vec<ReportItem>,
-    /// Findings before the cap (dismissed ones not counted).
-    pub total: usize,
-    /// Findings left out because they were dismissed (`.sift/feedback/`).
-    pub suppressed: usize,
-    /// What the model reviewer did, when it ran.
-    pub model_note: Option<String>,
-    /// The reviewed text of each file with findings (repository-relative path).
-    pub sources: BTreeMap<String, String>,
-}
-
-/// Which change a review looks at (see [`ReviewArgs`]); the default is the working tree against
-/// `HEAD`.
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct Request<'a> {
-    /// `--base REV`.
-    pub base: Option<&'a str>,
-    /// `--staged`.
-    pub staged: bool,
-    /// `--diff FILE`.
-    pub diff: Option<&'a Path>,
-    /// `--max-findings N`.
-    pub max_findings: Option<usize>,
-    /// Only these files (absolute, or relative to the repository root); all when `None`.
-    pub only: Option<&'a [PathBuf]>,
-    /// Report dismissed findings too (`sift feedback dismiss` looks for them).
-    pub keep_dismissed: bool,
-    /// Also review with a language model.
-    pub model: Option<&'a ModelPass<'a>>,
-}
-
-/// Reviews a change of the repository containing `given`; `sift review`, `sift feedback` and the
-/// language server (`sift.review`, review on save) share it. Findings dismissed in
-/// `.sift/feedback/` are left out and counted.
-pub(crate) fn review(given: &Path, request: &Request<'_>) -> Result<(Reviewed, RulePack)> {
-    let Request { base, staged, diff, max_findings, only, keep_dismissed, model } = *request;
-    if !given.is_dir() {
-        bail!("not a directory: {}", given.display());
-    }
-    let (root, changes, contents) = match diff {
-        Some(file) => {
-            let text = read_diff(file)?;
-            let changes =
-                parse_unified_diff(&text).with_context(|| format!("--diff {}", file.display()))?;
-            // Paths in a diff are relative to the repository root; outside git, to --path.
-            let root = toplevel(given).unwrap_or_else(|| given.to_path_buf());
-            (root, into_filters(changes), Contents::WorkingTree)
-        }
-        None => {
-            let root = toplevel(given)
-                .ok_or_else(|| anyhow!("not a git repository: {}", given.display()))?;
-            let only = only.map(|paths| relative_paths(&root, paths));
-            let (changes, contents) = git_changes(&root, base, staged, only.as_deref())?;
-            (root, changes, contents)
-        }
-    };
-    let changes = match only {
-        Some(paths) => {
-            let wanted = relative_paths(&root, paths);
-            changes.into_iter().filter(|(p, _)| wanted.contains(p)).collect()
-        }
-        None => changes,
-    };
-
-    let config = ReviewConfig::load(&root.join(".sift").join("review.toml"))?;
-    let mut pack = RulePack::builtin_all();
-    pack.extend(RulePack::load_dir(&root.join(".sift").join("rules"))?);
-    pack.apply_config(&config)?;
-    let max = max_findings.or(pack.max_findings()).unwrap_or(DEFAULT_MAX_FINDINGS);
-
-    let mut findings: Vec<Finding> = Vec::new();
-    let mut sources: BTreeMap<String, String> = BTreeMap::new();
-    // Fix commits' removals, when this is a git repository with history (mined once per HEAD).
-    let fixes =
-        (pack.history_enabled() && !changes.is_empty()).then(|| fix_history(&root)).flatten();
-    for (path, filter) in &changes {
-        let Some(language) = Language::from_path(Path::new(path)) else { continue };
-        let history_here = fixes.as_ref().filter(|_| !pack.disabled_in(history::RULE_ID, path));
-        if !(pack.covers(language) || history_here.is_some()) || !pack.includes_path(path) {
-            continue;
-        }
-        let Some(source) = read_source(&root, path, contents) else { continue };
-        let mut found = check_file(&pack, path, language, &source, Some(filter));
-        if let Some(fixes) = history_here {
-            found.extend(fixes.check(path, &source, |line| filter.contains(line)));
-        }
-        if !found.is_empty() {
-            findings.extend(found);
-            sources.insert(path.clone(), source);
-        }
-    }
-    let model_note = match model {
-        Some(pass) => {
-            let review = model_review(&root, &changes, contents, &pack, pass);
-            let about = pass.model.describe();
-            findings.extend(review.findings.iter().cloned());
-            Some(review.summary(&about.name, pass.config.passes))
-        }
-        None => None,
-    };
-    let dismissed = if keep_dismissed {
-        Feedback::default()
-    } else {
-        Feedback::load(&feedback::dismissed_path(&root))?
-    };
-    let before = findings.len();
-    findings.retain(|f| !dismissed.is_dismissed(&f.fingerprint));
-    let suppressed = before - findings.len();
-    let total = findings.len();
-    keep_most_important(&mut findings, max);
-    let items: Vec<ReportItem> = findings
-        .into_iter()
-        .map(|finding| {
-            let fix = finding
-                .fix
-                .as_ref()
-                .zip(sources.get(&finding.path))
-                .and_then(|(fix, source)| LineFix::from_fix(fix, source));
-            ReportItem { finding, fix }
-        })
-        .collect();
-    Ok((Reviewed { root, items, total, suppressed, sources, model_note }, pack))
-}
-
-/// Runs the model reviewer over the changed code files the rule pack's paths include, with
-/// `.sift/REVIEW.md` as guidance and definitions from the code index (refreshed first).
-fn model_review(
-    root: &Path,
-    changes: &[(String, LineFilter)],
-    contents: Contents,
-    pack: &RulePack,
-    pass: &ModelPass<'_>,
-) -> ModelReview {
-    let guidance = std::fs::read_to_string(root.join(".sift").join("REVIEW.md")).ok();
-    let index = CodeIndex::open_or_create(root)
-        .ok()
-        .map(|(index, _)| index)
-        .filter(|index| index.update(&UpdateOptions::default(), &NoProgress).is_ok());
-    let sources: Vec<(String, String, Vec<std::ops::RangeInclusive<usize>>)> = changes
-        .iter()
-        .filter(|(path, _)| {
-            Language::from_path(Path::new(path)).is_some() && pack.includes_path(path)
-        })
-        .filter_map(|(path, filter)| {
-            read_source(root, path, contents).map(|s| (path.clone(), s, filter.ranges()))
-        })
-        .collect();
-    let files: Vec<ChangedSource<'_>> =
-        sources.iter().map(|(path, source, added)| ChangedSource { path, source, added }).collect();
-    let definitions: Box<dyn DefinitionSource + '_> = match &index {
-        Some(index) => Box::new(IndexDefinitions { index }),
-        None => Box::new(NoDefinitions),
-    };
-    review_with_model(
-        pass.model,
-        &files,
-        guidance.as_deref(),
-        definitions.as_ref(),
-        &pass.config,
-        &Cancel::new(),
-    )
 }
 
 fn pretty(value: &serde_json::Value) -> Result<String> {
@@ -406,169 +222,4 @@ fn read_diff(file: &Path) -> Result<String> {
     }
     // A diff of non-UTF-8 files still has readable headers; the lossy text keeps line counts.
     Ok(String::from_utf8_lossy(&bytes).into_owned())
-}
-
-/// Per changed file, the line filter of its added lines.
-fn into_filters(changes: Vec<ChangedFile>) -> Vec<(String, LineFilter)> {
-    changes.into_iter().map(|c| (c.path, LineFilter::new(c.added))).collect()
-}
-
-/// What the repository's fix commits removed ([`FixHistory`]), mined from `git log` and cached in
-/// `.sift/cache/history-<HEAD>.json` (a cache: git-ignored, replaced when HEAD moves). `None`
-/// outside git or without commits.
-fn fix_history(root: &Path) -> Option<FixHistory> {
-    let head = resolve(root, "HEAD").ok()?;
-    let cache_dir = root.join(".sift").join("cache");
-    let cache = cache_dir.join(format!("history-{head}.json"));
-    if let Ok(text) = std::fs::read_to_string(&cache)
-        && let Ok(history) = serde_json::from_str::<FixHistory>(&text)
-    {
-        return Some(history);
-    }
-    let log = git(root, history::LOG_ARGS).ok()?;
-    let history = FixHistory::from_git_log(&String::from_utf8_lossy(&log));
-    // Only where sift already keeps its data (a review must not create `.sift/` by itself), with
-    // sift's `.sift/.gitignore`, which keeps `cache/` out of git.
-    if root.join(".sift").is_dir()
-        && let Ok(layout) = sift_indexer::Layout::new(root)
-        && layout.ensure().is_ok()
-    {
-        let write = || -> std::io::Result<()> {
-            std::fs::create_dir_all(&cache_dir)?;
-            for old in std::fs::read_dir(&cache_dir)?.flatten() {
-                if old.file_name().to_string_lossy().starts_with("history-") {
-                    let _ = std::fs::remove_file(old.path());
-                }
-            }
-            let tmp = cache_dir.join(format!("history-{head}.json.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, serde_json::to_vec(&history).unwrap_or_default())?;
-            std::fs::rename(&tmp, &cache)
-        };
-        if let Err(e) = write() {
-            tracing::warn!("cannot cache the fix history in {}: {e}", cache_dir.display());
-        }
-    }
-    Some(history)
-}
-
-/// `paths` relative to `root`, `/`-separated (absolute ones outside `root` are dropped).
-fn relative_paths(root: &Path, paths: &[PathBuf]) -> Vec<String> {
-    paths
-        .iter()
-        .filter_map(|p| {
-            if p.is_relative() {
-                return Some(p.clone());
-            }
-            let p = std::fs::canonicalize(p).unwrap_or_else(|_| p.clone());
-            p.strip_prefix(root).ok().map(Path::to_path_buf)
-        })
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .collect()
-}
-
-/// The repository's top folder, or `None` outside a git repository.
-pub(crate) fn toplevel(dir: &Path) -> Option<PathBuf> {
-    let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;
-    let text = String::from_utf8(out).ok()?;
-    let path = text.trim_end_matches(['\n', '\r']);
-    (!path.is_empty()).then(|| PathBuf::from(path))
-}
-
-/// Runs git in `dir` with settings that keep its output parseable whatever the user's
-/// configuration; the stdout, or an error with git's first line of stderr.
-fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "core.quotePath=false"])
-        .args(args)
-        .env_remove("GIT_EXTERNAL_DIFF")
-        .output()
-        .context("cannot run git")?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
-        bail!("git {}: {line}", args.first().copied().unwrap_or(""));
-    }
-    Ok(out.stdout)
-}
-
-/// Resolves `rev` to a commit, or says it is unknown.
-fn resolve(root: &Path, rev: &str) -> Result<String> {
-    let spec = format!("{rev}^{{commit}}");
-    let out = git(root, &["rev-parse", "--verify", "--quiet", &spec])
-        .map_err(|_| anyhow!("unknown revision `{rev}`"))?;
-    Ok(String::from_utf8_lossy(&out).trim().to_string())
-}
-
-/// The files a git change added lines to: the working tree (with untracked files, whose lines
-/// are all new) against `base`'s merge-base with HEAD or against HEAD, or the index against HEAD.
-/// With `only`, just those paths (relative to `root`).
-fn git_changes(
-    root: &Path,
-    base: Option<&str>,
-    staged: bool,
-    only: Option<&[String]>,
-) -> Result<(Vec<(String, LineFilter)>, Contents)> {
-    // Literal pathspecs: a file named `a*.py` is that file, not a pattern.
-    let pathspecs: Vec<String> =
-        only.unwrap_or_default().iter().map(|p| format!(":(literal){p}")).collect();
-    let head = resolve(root, "HEAD")
-        .map_err(|_| anyhow!("unknown revision `HEAD`: the repository has no commit yet"))?;
-    let from = match base {
-        Some(rev) => {
-            let commit = resolve(root, rev)?;
-            // No common history: compare with REV itself.
-            match git(root, &["merge-base", &commit, &head]) {
-                Ok(out) => String::from_utf8_lossy(&out).trim().to_string(),
-                Err(_) => commit,
-            }
-        }
-        None => head,
-    };
-    let mut cmd = vec![
-        "diff",
-        "--unified=0",
-        "--no-color",
-        "--no-ext-diff",
-        "--no-textconv",
-        "-M",
-        "--src-prefix=a/",
-        "--dst-prefix=b/",
-    ];
-    if staged {
-        cmd.push("--cached");
-    }
-    cmd.push(&from);
-    cmd.push("--");
-    cmd.extend(pathspecs.iter().map(String::as_str));
-    let diff = git(root, &cmd)?;
-    let changes =
-        parse_unified_diff(&String::from_utf8_lossy(&diff)).context("cannot read git's diff")?;
-    let mut filters = into_filters(changes);
-    if staged {
-        return Ok((filters, Contents::Index));
-    }
-    let mut ls = vec!["ls-files", "--others", "--exclude-standard", "-z", "--"];
-    ls.extend(pathspecs.iter().map(String::as_str));
-    let untracked = git(root, &ls)?;
-    for path in untracked.split(|&b| b == 0).filter(|p| !p.is_empty()) {
-        if let Ok(path) = std::str::from_utf8(path) {
-            filters.push((path.to_string(), LineFilter::new([1..=usize::MAX])));
-        }
-    }
-    filters.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok((filters, Contents::WorkingTree))
-}
-
-/// The new text of `path`: `None` when it is gone, not a file, binary or not UTF-8.
-fn read_source(root: &Path, path: &str, contents: Contents) -> Option<String> {
-    let bytes = match contents {
-        Contents::WorkingTree => std::fs::read(root.join(path)).ok()?,
-        Contents::Index => git(root, &["show", &format!(":{path}")]).ok()?,
-    };
-    if bytes.contains(&0) {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }

@@ -1,7 +1,7 @@
 //! Reviews in the editor: the `sift.review` command (every workspace's change since `HEAD`) and
-//! review on save (the saved file's diff from `HEAD`), both through the CLI's shared
-//! [`review`](crate::cli::review::review), published as diagnostics; and the dismissals and
-//! silences that outlive the session.
+//! review on save (the saved file's diff from `HEAD`), both through the engine's
+//! [`review`](sift_engine::review::review) that `sift review` runs too, published as
+//! diagnostics; and the dismissals and silences that outlive the session.
 //!
 //! Review on save runs on one background task fed by `didSave` (never on the protocol loop):
 //! saves arriving within [`QUIET`] of each other are coalesced, the reviews run on blocking
@@ -21,6 +21,7 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
+use sift_engine::review::{Request, Reviewed, review};
 use sift_runtime::review::feedback::{self, Dismissal, Record};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
@@ -30,7 +31,6 @@ use tower_lsp_server::ls_types::Uri;
 use super::diagnostics::{self, Finding, Findings};
 use super::documents::Documents;
 use super::position::{Encoding, LineIndex};
-use crate::cli::review::{Request, Reviewed, review};
 
 /// How long the save queue waits for more saves before reviewing.
 pub const QUIET: Duration = Duration::from_millis(150);
@@ -184,7 +184,7 @@ impl Reviews {
             }
             let only = [path];
             let request = Request { only: Some(&only), ..Request::default() };
-            Some(review(&root, &request).map(|(r, _)| r).map_err(|e| crate::message::describe(&e)))
+            Some(review(&root, &request).map_err(|e| crate::message::describe(&e.into())))
         })
         .await;
         let reviewed = match result {
@@ -235,8 +235,7 @@ impl Reviews {
                 .into_iter()
                 .map(|root| {
                     let result = review(&root, &Request::default())
-                        .map(|(r, _)| r)
-                        .map_err(|e| crate::message::describe(&e));
+                        .map_err(|e| crate::message::describe(&e.into()));
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -245,11 +244,13 @@ impl Reviews {
         .map_err(|e| super::backend::internal(format!("review crashed: {e}")))?;
         let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
         let mut errors = Vec::new();
-        let mut suppressed = 0;
+        let (mut dismissed, mut configured) = (0, 0);
         for (root, result) in reviewed {
             match result {
                 Ok(reviewed) => {
-                    suppressed += reviewed.suppressed;
+                    let counts = reviewed.suppressed_counts();
+                    dismissed += counts.dismissed;
+                    configured += counts.configured;
                     by_uri.extend(self.convert(&reviewed));
                 }
                 Err(e) => errors.push(format!("{}: {e}", root.display())),
@@ -270,14 +271,20 @@ impl Reviews {
             if count == 1 { "" } else { "s" },
             if files == 1 { "" } else { "s" }
         );
-        if suppressed > 0 {
-            message.push_str(&format!("; {suppressed} dismissed earlier, not shown"));
+        match (dismissed, configured) {
+            (0, 0) => {}
+            (d, 0) => message.push_str(&format!("; {d} dismissed earlier, not shown")),
+            (0, c) => message.push_str(&format!("; {c} silenced by .sift/review.toml, not shown")),
+            (d, c) => message.push_str(&format!(
+                "; {d} dismissed earlier and {c} silenced by .sift/review.toml, not shown"
+            )),
         }
         if !errors.is_empty() {
             message = format!("{message}; {}", errors.join("; "));
         }
         Ok(serde_json::json!({
-            "findings": count, "files": files, "suppressed": suppressed, "errors": errors,
+            "findings": count, "files": files, "suppressed": dismissed + configured,
+            "suppressed_by": {"dismissals": dismissed, "config": configured}, "errors": errors,
             "message": message
         }))
     }

@@ -12,6 +12,9 @@ pub enum Error {
     /// The model failed to embed the query.
     #[error("embedding the query failed: {0}")]
     QueryEmbedding(String),
+    /// A review could not run.
+    #[error(transparent)]
+    Review(#[from] crate::review::Error),
 }
 
 /// The engine's result type.

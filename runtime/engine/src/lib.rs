@@ -8,12 +8,15 @@
 //! - [`config`]: `.sift/config.toml` with editor settings laid over it.
 //! - [`semantic`]: a workspace's embeddings: model, vector cache, search matrix and the passes
 //!   that fill it.
+//! - [`review`]: the review use case: a change from git or a diff, the rules and their
+//!   configuration, the fix history, the model reviewer and the remembered dismissals.
 //!
 //! The engine knows nothing of LSP, clap or terminals: front ends convert its types to theirs.
 //! Dependencies point one way: front ends → `sift-engine` → `sift-runtime` → `sift-indexer`.
 
 pub mod config;
 pub mod error;
+pub mod review;
 pub mod search;
 pub mod semantic;
 pub mod workspace;

@@ -212,6 +212,34 @@ pub fn load_files(
     Ok(config)
 }
 
+/// The configuration with the repository's file given as text, not read from disk: the
+/// repository's `.sift/config.toml` as a revision holds it (a review of a branch uses its base's
+/// `[model]`, so that a change cannot redirect or turn off its own review). `name` names it in
+/// messages and in [`Source::Repo`] (`<commit>:.sift/config.toml`); `root` resolves relative
+/// paths; `text` is `None` when the revision has no such file. The user file and `env` apply as
+/// in [`load`].
+pub fn load_with_repo_text(
+    root: &Path,
+    name: &Path,
+    text: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<ModelConfig, LlmError> {
+    let mut config = ModelConfig::default();
+    if let Some(path) = user_config_path(env)
+        && let Some(table) = read_table(&path)?
+    {
+        let base = path.parent().unwrap_or(Path::new("."));
+        config.apply_table(&table, &Source::User(path.to_path_buf()), base)?;
+    }
+    if let Some(text) = text
+        && let Some(table) = model_table(text, name)?
+    {
+        config.apply_table(&table, &Source::Repo(name.to_path_buf()), root)?;
+    }
+    config.apply_env(env)?;
+    Ok(config)
+}
+
 /// A file's `[model]` table; `None` when the file or the table is absent.
 fn read_table(path: &Path) -> Result<Option<toml::Table>, LlmError> {
     let text = match std::fs::read_to_string(path) {
@@ -219,6 +247,12 @@ fn read_table(path: &Path) -> Result<Option<toml::Table>, LlmError> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(LlmError::Config(format!("cannot read {}: {e}", path.display()))),
     };
+    model_table(&text, path)
+}
+
+/// The `[model]` table of a configuration file's text (`path` names it in messages); `None`
+/// when there is none.
+pub fn model_table(text: &str, path: &Path) -> Result<Option<toml::Table>, LlmError> {
     let mut table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
         LlmError::Config(format!("{}: {}", path.display(), e.message()))
     })?;
@@ -402,6 +436,27 @@ mod tests {
         std::fs::write(config_home.join("sift/config.toml"), user).unwrap();
         std::fs::write(root.join(".sift/config.toml"), repo).unwrap();
         (dir, config_home, root)
+    }
+
+    #[test]
+    fn the_repository_file_can_come_as_text_from_a_revision() {
+        // The working tree's file says one thing; the revision's text another: the text wins.
+        let (_dir, xdg, root) = setup(
+            "[model]\nbackend = \"openai\"\n",
+            "[model]\nbase_url = \"http://attacker.invalid/v1\"\n",
+        );
+        let env = env_of(&[("XDG_CONFIG_HOME", xdg.to_str().unwrap())]);
+        let name = Path::new("0123456789ab:.sift/config.toml");
+        let text = "[model]\nname = \"team-model\"\npath = \"models/d\"\n";
+        let config = load_with_repo_text(&root, name, Some(text), &env).unwrap();
+        assert_eq!(config.backend.value, Backend::OpenAi, "the user file still applies");
+        assert_eq!(config.base_url.source, Source::Default);
+        assert_eq!(config.name.source, Source::Repo(name.to_path_buf()));
+        assert_eq!(config.path.value, Some(root.join("models/d")));
+        let none = load_with_repo_text(&root, name, None, &env).unwrap();
+        assert_eq!(none.name.source, Source::Default);
+        let err = load_with_repo_text(&root, name, Some("[model]\nnope = 1\n"), &env).unwrap_err();
+        assert!(err.to_string().contains("0123456789ab:.sift/config.toml: [model] nope"), "{err}");
     }
 
     #[test]

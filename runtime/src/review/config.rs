@@ -31,6 +31,7 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use super::error::{Result, ReviewError};
+use super::glob;
 use super::rule::Severity;
 
 /// The parsed `.sift/review.toml`. The default reviews everything with the built-in settings.
@@ -106,6 +107,181 @@ impl ReviewConfig {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(ReviewConfig::default()),
             Err(source) => Err(ReviewError::Io { path: path.to_path_buf(), source }),
         }
+    }
+}
+
+/// A setting of `.sift/review.toml` that leaves a finding out of a review (see
+/// [`ReviewConfig::silencing`]). Shown as the key and value that did it:
+/// `rules.disable = "python/*"`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Silence {
+    /// `[paths] include` is set and none of its patterns matches the file.
+    NotIncluded,
+    /// A `[paths] exclude` pattern matches the file.
+    Excluded {
+        /// The pattern.
+        pattern: String,
+    },
+    /// A `[rules] disable` pattern turns the rule off (and no longer `enable` pattern turns it
+    /// back on).
+    Disabled {
+        /// The pattern.
+        pattern: String,
+    },
+    /// The rule is less sure than `[rules] min_confidence`.
+    BelowMinConfidence {
+        /// The setting.
+        min: f32,
+    },
+    /// `[rules.per_path_disable]` turns the rule off for the file.
+    DisabledInPath {
+        /// The path pattern (the key).
+        path: String,
+        /// The rule pattern in its list.
+        rule: String,
+    },
+}
+
+impl Silence {
+    /// The configuration key, as a dotted TOML path: `rules.disable`,
+    /// `rules.per_path_disable."/a.py"`.
+    pub fn key(&self) -> String {
+        match self {
+            Silence::NotIncluded => "paths.include".into(),
+            Silence::Excluded { .. } => "paths.exclude".into(),
+            Silence::Disabled { .. } => "rules.disable".into(),
+            Silence::BelowMinConfidence { .. } => "rules.min_confidence".into(),
+            Silence::DisabledInPath { path, .. } => format!("rules.per_path_disable.{path:?}"),
+        }
+    }
+
+    /// The value (or list entry) of [`Silence::key`] that matched; `None` for `paths.include`,
+    /// which silences by matching nothing.
+    pub fn value(&self) -> Option<String> {
+        match self {
+            Silence::NotIncluded => None,
+            Silence::Excluded { pattern } | Silence::Disabled { pattern } => Some(pattern.clone()),
+            Silence::BelowMinConfidence { min } => Some(min.to_string()),
+            Silence::DisabledInPath { rule, .. } => Some(rule.clone()),
+        }
+    }
+}
+
+impl std::fmt::Display for Silence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Silence::NotIncluded => write!(f, "paths.include (no pattern matches the file)"),
+            Silence::BelowMinConfidence { min } => write!(f, "rules.min_confidence = {min}"),
+            _ => write!(f, "{} = {:?}", self.key(), self.value().unwrap_or_default()),
+        }
+    }
+}
+
+/// What `[rules] enable` and `disable` say about one rule id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Switch<'a> {
+    /// No pattern matches: the rule's default holds.
+    Default,
+    /// This `enable` pattern turns it on.
+    On(&'a str),
+    /// This `disable` pattern turns it off.
+    Off(&'a str),
+}
+
+impl RulesConfig {
+    /// Whether `enable`/`disable` turn rule `id` on or off: the longest (most specific) matching
+    /// pattern wins, and `disable` wins a tie.
+    pub(crate) fn switch(&self, id: &str) -> Switch<'_> {
+        fn longest<'a>(list: &'a [String], id: &str) -> Option<&'a str> {
+            // The first of equally long patterns, as written.
+            let mut best: Option<&str> = None;
+            for p in list.iter().filter(|p| glob::matches_id(p, id)) {
+                if best.is_none_or(|b| p.len() > b.len()) {
+                    best = Some(p);
+                }
+            }
+            best
+        }
+        match (longest(&self.enable, id), longest(&self.disable, id)) {
+            (Some(e), Some(d)) if e.len() > d.len() => Switch::On(e),
+            (_, Some(d)) => Switch::Off(d),
+            (Some(e), None) => Switch::On(e),
+            (None, None) => Switch::Default,
+        }
+    }
+
+    /// The `[rules.severity]` entry for rule `id`: the most specific matching pattern and its
+    /// severity.
+    pub fn severity_for(&self, id: &str) -> Option<(&str, Severity)> {
+        self.severity
+            .iter()
+            .filter(|(p, _)| glob::matches_id(p, id))
+            .max_by_key(|(p, _)| p.len())
+            .map(|(p, s)| (p.as_str(), *s))
+    }
+}
+
+/// The `[paths]` setting that keeps `path` out of a review, if any: see [`Silence`].
+pub(crate) fn path_silence(include: &[String], exclude: &[String], path: &str) -> Option<Silence> {
+    if !include.is_empty() && !include.iter().any(|p| glob::matches_path(p, path)) {
+        return Some(Silence::NotIncluded);
+    }
+    exclude
+        .iter()
+        .find(|p| glob::matches_path(p, path))
+        .map(|p| Silence::Excluded { pattern: p.clone() })
+}
+
+/// The `[rules.per_path_disable]` entry (path pattern, rule pattern) that turns rule `id` off
+/// for `path`, if any.
+pub(crate) fn per_path_silence<'a>(
+    entries: impl IntoIterator<Item = (&'a String, &'a Vec<String>)>,
+    id: &str,
+    path: &str,
+) -> Option<Silence> {
+    entries.into_iter().filter(|(pattern, _)| glob::matches_path(pattern, path)).find_map(
+        |(pattern, rules)| {
+            rules
+                .iter()
+                .find(|r| glob::matches_id(r, id))
+                .map(|r| Silence::DisabledInPath { path: pattern.clone(), rule: r.clone() })
+        },
+    )
+}
+
+impl ReviewConfig {
+    /// Where this configuration came from, as given to [`ReviewConfig::from_toml`] (empty for
+    /// the default).
+    pub fn origin(&self) -> &str {
+        &self.origin
+    }
+
+    /// The setting that leaves a finding of rule `id` in `path` out of a review, or `None` when
+    /// none does; exactly what [`RulePack::apply_config`](super::RulePack::apply_config) and
+    /// [`check_file`](super::check_file) do, in their order: `[paths]`, then `enable`/`disable`,
+    /// then `min_confidence` (for rules with a `confidence`: not the history check), then
+    /// `[rules.per_path_disable]`.
+    ///
+    /// Only for a rule that runs without this configuration (on by default, or turned on by
+    /// it); a rule off by default that nothing enables is not silenced, it simply does not run.
+    pub fn silencing(&self, id: &str, confidence: Option<f32>, path: &str) -> Option<Silence> {
+        if let Some(silence) = self.path_silence(path) {
+            return Some(silence);
+        }
+        if let Switch::Off(pattern) = self.rules.switch(id) {
+            return Some(Silence::Disabled { pattern: pattern.to_string() });
+        }
+        if let (Some(min), Some(confidence)) = (self.rules.min_confidence, confidence)
+            && confidence < min
+        {
+            return Some(Silence::BelowMinConfidence { min });
+        }
+        per_path_silence(&self.rules.per_path_disable, id, path)
+    }
+
+    /// The `[paths]` setting that keeps `path` out of a review, if any.
+    pub fn path_silence(&self, path: &str) -> Option<Silence> {
+        path_silence(&self.paths.include, &self.paths.exclude, path)
     }
 }
 

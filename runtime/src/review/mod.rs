@@ -16,9 +16,11 @@
 //! - `builtin`: the list of built-in rule files (`runtime/rules/<lang>/<name>.toml`).
 //! - [`diff`]: unified diffs parsed into the lines each file added (text in, no git run here).
 //! - [`report`]: findings as text, Markdown, JSON, SARIF 2.1.0 and a GitHub review body.
+//! - [`suppression`]: findings a review left out (dismissed, or silenced by a [`Silence`] of the
+//!   configuration) and where the reason was read.
 //!
-//! Architecture invariant: nothing here runs git or knows the CLI or LSP (`sift review` in
-//! `lsp/src/cli/review.rs` runs git and feeds the diff text in). The engine does no I/O; only
+//! Architecture invariant: nothing here runs git or knows the CLI or LSP (the review use case in
+//! `sift_engine::review` runs git and feeds the diff text in). The engine does no I/O; only
 //! [`RulePack::load_dir`] and [`ReviewConfig::load`] read files.
 //!
 //! # Rule files
@@ -75,13 +77,14 @@ pub mod model;
 pub mod pack;
 pub mod report;
 pub mod rule;
+pub mod suppression;
 
 mod builtin;
 mod check;
 mod glob;
 mod template;
 
-pub use config::{PathsConfig, ReviewConfig, RulesConfig};
+pub use config::{PathsConfig, ReviewConfig, RulesConfig, Silence};
 pub use engine::{
     MAX_SOURCE_BYTES, TEST_PATH_GLOBS, TestFailure, check_file, is_test_path, run_rule_tests,
 };

@@ -7,9 +7,8 @@ use std::sync::OnceLock;
 use sift_indexer::Language;
 
 use super::builtin::BUILTIN_RULES;
-use super::config::ReviewConfig;
+use super::config::{ReviewConfig, Switch, path_silence, per_path_silence};
 use super::error::{Result, ReviewError};
-use super::glob;
 use super::rule::Rule;
 
 /// Rules plus the review settings that came with a configuration. Cheap to clone.
@@ -72,11 +71,22 @@ impl RulePack {
             collect_toml(dir, &mut files)?;
         }
         files.sort();
-        let mut rules: Vec<Rule> = Vec::new();
+        let mut texts = Vec::with_capacity(files.len());
         for file in files {
             let text = std::fs::read_to_string(&file)
                 .map_err(|source| ReviewError::Io { path: file.clone(), source })?;
-            let origin = file.display().to_string();
+            texts.push((file.display().to_string(), text));
+        }
+        RulePack::from_texts(texts)
+    }
+
+    /// Rules from the texts of rule files, each with its origin (a path, or where it was read
+    /// from, such as `<commit>:.sift/rules/x.toml`), in the order given: what
+    /// [`RulePack::load_dir`] does with the files it reads. A bad rule is an error naming the
+    /// origin and line; two rules with one id are an error.
+    pub fn from_texts(texts: impl IntoIterator<Item = (String, String)>) -> Result<RulePack> {
+        let mut rules: Vec<Rule> = Vec::new();
+        for (origin, text) in texts {
             let rule = Rule::from_toml(&origin, &text)?;
             if let Some(other) = rules.iter().find(|r| r.id == rule.id) {
                 return Err(ReviewError::Rule {
@@ -130,35 +140,19 @@ impl RulePack {
                 });
             }
         }
-        let longest = |list: &[String], id: &str| {
-            list.iter().filter(|p| glob::matches_id(p, id)).map(|p| p.len()).max()
-        };
-        self.history_off = match (
-            longest(&c.enable, super::history::RULE_ID),
-            longest(&c.disable, super::history::RULE_ID),
-        ) {
-            (Some(e), Some(d)) => e <= d,
-            (None, Some(_)) => true,
-            _ => false,
-        };
+        self.history_off = matches!(c.switch(super::history::RULE_ID), Switch::Off(_));
         self.rules.retain(|rule| {
-            let on = match (longest(&c.enable, &rule.id), longest(&c.disable, &rule.id)) {
-                (Some(e), Some(d)) => e > d,
-                (Some(_), None) => true,
-                (None, Some(_)) => false,
-                (None, None) => rule.enabled_by_default,
+            let on = match c.switch(&rule.id) {
+                Switch::On(_) => true,
+                Switch::Off(_) => false,
+                Switch::Default => rule.enabled_by_default,
             };
             on && c.min_confidence.is_none_or(|min| rule.confidence >= min)
         });
         for rule in &mut self.rules {
             // The most specific severity pattern wins.
-            if let Some((_, severity)) = c
-                .severity
-                .iter()
-                .filter(|(p, _)| glob::matches_id(p, &rule.id))
-                .max_by_key(|(p, _)| p.len())
-            {
-                rule.severity = *severity;
+            if let Some((_, severity)) = c.severity_for(&rule.id) {
+                rule.severity = severity;
             }
         }
         self.include = config.paths.include.clone();
@@ -197,15 +191,12 @@ impl RulePack {
     /// Whether the configuration's path filters let `path` (relative to the project root) be
     /// reviewed.
     pub fn includes_path(&self, path: &str) -> bool {
-        (self.include.is_empty() || self.include.iter().any(|p| glob::matches_path(p, path)))
-            && !self.exclude.iter().any(|p| glob::matches_path(p, path))
+        path_silence(&self.include, &self.exclude, path).is_none()
     }
 
     /// Whether `[rules.per_path_disable]` turns rule `id` off for `path`.
     pub fn disabled_in(&self, id: &str, path: &str) -> bool {
-        self.per_path_disable.iter().any(|(pattern, rules)| {
-            glob::matches_path(pattern, path) && rules.iter().any(|r| glob::matches_id(r, id))
-        })
+        per_path_silence(self.per_path_disable.iter().map(|(p, r)| (p, r)), id, path).is_some()
     }
 
     /// Whether the history check (`history/reintroduced-fix`) runs; on unless disabled.
@@ -370,5 +361,75 @@ mod tests {
         std::fs::write(dir.path().join("c.toml"), rule("go/a")).unwrap();
         let err = RulePack::load_dir(dir.path()).unwrap_err().to_string();
         assert!(err.contains("already used"), "{err}");
+    }
+
+    #[test]
+    fn silencing_names_the_setting_and_agrees_with_what_the_pack_runs() {
+        use crate::review::Silence;
+        use crate::review::history::RULE_ID;
+        let configs = [
+            "",
+            "[rules]\ndisable = [\"python/*\"]\nenable = [\"python/is-literal\"]",
+            "[rules]\ndisable = [\"*\"]\nenable = [\"python/*\"]",
+            "[rules]\nmin_confidence = 0.9",
+            "[paths]\ninclude = [\"src/**\"]\nexclude = [\"**/gen/**\"]",
+            "[rules.per_path_disable]\n\"/src/a.py\" = [\"python/*\"]\n\"legacy\" = [\"python/is-literal\"]",
+            "[rules]\ndisable = [\"history/reintroduced-fix\"]",
+            "[rules]\ndisable = [\"*\"]\n[rules.per_path_disable]\n\"/d.py\" = [\"history/*\"]",
+        ];
+        let paths = ["src/a.py", "src/gen/b.py", "lib/legacy/c.py", "d.py"];
+        let all = RulePack::builtin_all();
+        let mut baseline = all.clone();
+        baseline.apply_config(&ReviewConfig::default()).unwrap();
+        for text in configs {
+            let c = config(text);
+            let mut pack = all.clone();
+            pack.apply_config(&c).unwrap();
+            for rule in baseline.rules() {
+                for path in paths {
+                    let runs = pack.rule(rule.id()).is_some()
+                        && pack.includes_path(path)
+                        && !pack.disabled_in(rule.id(), path);
+                    let silence = c.silencing(rule.id(), Some(rule.confidence()), path);
+                    assert_eq!(
+                        runs,
+                        silence.is_none(),
+                        "{text}: {} in {path}: {silence:?}",
+                        rule.id()
+                    );
+                }
+            }
+            for path in paths {
+                let runs = pack.history_enabled()
+                    && pack.includes_path(path)
+                    && !pack.disabled_in(RULE_ID, path);
+                let silence = c.silencing(RULE_ID, None, path);
+                assert_eq!(runs, silence.is_none(), "{text}: history in {path}: {silence:?}");
+            }
+        }
+
+        let c = config(
+            "[rules]\ndisable = [\"python/*\"]\nmin_confidence = 0.99\n[paths]\nexclude = [\"gen\"]\n[rules.per_path_disable]\n\"/a.py\" = [\"go/*\"]",
+        );
+        let why = |id: &str, confidence: f32, path: &str| {
+            c.silencing(id, Some(confidence), path).map(|s| (s.key(), s.to_string()))
+        };
+        assert_eq!(
+            why("python/is-literal", 1.0, "x.py"),
+            Some(("rules.disable".into(), "rules.disable = \"python/*\"".into()))
+        );
+        assert_eq!(why("go/x", 0.5, "a.go").unwrap().1, "rules.min_confidence = 0.99");
+        assert_eq!(why("go/x", 1.0, "gen/a.go").unwrap().1, "paths.exclude = \"gen\"");
+        assert_eq!(
+            why("go/x", 1.0, "a.py"),
+            Some((
+                "rules.per_path_disable.\"/a.py\"".into(),
+                "rules.per_path_disable.\"/a.py\" = \"go/*\"".into()
+            ))
+        );
+        assert_eq!(why("go/x", 1.0, "b.go"), None);
+        let c = config("[paths]\ninclude = [\"src/**\"]");
+        assert_eq!(c.silencing("go/x", None, "lib/a.go"), Some(Silence::NotIncluded));
+        assert_eq!(Silence::NotIncluded.value(), None);
     }
 }
