@@ -23,6 +23,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
 
 use crate::error::{Error, REBUILD_HINT, Result};
 use crate::manifest::{CommitPayload, Manifest};
+use crate::store::{sync_dir, write_atomic};
 use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
@@ -162,7 +163,7 @@ fn check_known_entries(sift_dir: &Path) -> Result<()> {
         let ours = KNOWN_ENTRIES.contains(&name.as_ref())
             || name.starts_with("index.old-")
             || name.starts_with("index.new-")
-            || (name.ends_with(".tmp") && KNOWN_ENTRIES.iter().any(|k| name.starts_with(k)));
+            || KNOWN_ENTRIES.iter().any(|k| crate::store::atomic::is_temporary_of(&name, k));
         if !ours {
             return Err(Error::Foreign {
                 path: sift_dir.to_path_buf(),
@@ -172,27 +173,6 @@ fn check_known_entries(sift_dir: &Path) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file, fsync and rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    // A name of its own, so concurrent writers of the same file never share a temporary.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!("{name}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
 }
 
 /// Held while a process watches the tree and keeps the index fresh (see [`Layout::watch`]).
@@ -449,12 +429,18 @@ fn create(layout: Layout) -> Result<CodeIndex> {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
-    if let Err(e) = std::fs::rename(&staging, &layout.index_dir) {
-        let _ = std::fs::remove_dir_all(&staging);
-        if !layout.index_dir.join(MARKER).exists() {
-            return Err(Error::io("create", &layout.index_dir, e));
+    match std::fs::rename(&staging, &layout.index_dir) {
+        // The new folder's name on disk too, so a power cut cannot take a built index away.
+        Ok(()) => {
+            sync_dir(&layout.sift_dir).map_err(|e| Error::io("create", &layout.index_dir, e))?
         }
-        // Another process created it first: use theirs.
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            if !layout.index_dir.join(MARKER).exists() {
+                return Err(Error::io("create", &layout.index_dir, e));
+            }
+            // Another process created it first: use theirs.
+        }
     }
     match open_existing(layout.clone())? {
         Found::Ready(index) => Ok(*index),

@@ -29,6 +29,7 @@ pub mod overlay;
 pub mod search;
 pub mod semantic;
 pub mod sources;
+pub mod store;
 pub mod tokenizer;
 pub mod update;
 pub mod vectors;

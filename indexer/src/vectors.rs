@@ -319,7 +319,7 @@ impl VectorStore {
             keys.push(key);
             data.extend_from_slice(v);
         }
-        crate::index::write_atomic(&self.path, &buf)?;
+        crate::store::write_atomic(&self.path, &buf)?;
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)

@@ -160,7 +160,7 @@ pub fn append(path: &Path, record: &Record) -> Result<()> {
         std::fs::create_dir_all(dir).map_err(io(dir))?;
         let attributes = dir.join(".gitattributes");
         if !attributes.exists() {
-            std::fs::write(&attributes, GITATTRIBUTES).map_err(io(&attributes))?;
+            sift_indexer::store::write_atomic(&attributes, GITATTRIBUTES.as_bytes())?;
         }
     }
     let mut line = serde_json::to_string(record).expect("records serialise");
