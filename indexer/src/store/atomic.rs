@@ -153,10 +153,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("shared.json");
         std::thread::scope(|s| {
-            for t in 0..8u8 {
+            for t in 0..4u8 {
                 let path = &path;
                 s.spawn(move || {
-                    for _ in 0..20 {
+                    for _ in 0..5 {
                         write_atomic(path, &[t; 4096]).unwrap();
                     }
                 });
