@@ -363,7 +363,8 @@ fn model_review(
     pass: &ModelPass<'_>,
 ) -> ModelReview {
     let guidance = std::fs::read_to_string(root.join(".sift").join("REVIEW.md")).ok();
-    let index = CodeIndex::open_or_create(root)
+    let index = sift_engine::store::open(root)
+        .and_then(|store| CodeIndex::open_or_create(&store))
         .ok()
         .map(|(index, _)| index)
         .filter(|index| index.update(&UpdateOptions::default(), &NoProgress).is_ok());
@@ -430,8 +431,8 @@ fn fix_history(root: &Path) -> Option<FixHistory> {
     // Only where sift already keeps its data (a review must not create `.sift/` by itself), with
     // sift's `.sift/.gitignore`, which keeps `cache/` out of git.
     if root.join(".sift").is_dir()
-        && let Ok(layout) = sift_indexer::Layout::new(root)
-        && layout.ensure().is_ok()
+        && let Ok(store) = sift_engine::store::open(root)
+        && store.ensure().is_ok()
     {
         let write = || -> anyhow::Result<()> {
             std::fs::create_dir_all(&cache_dir)?;

@@ -38,7 +38,7 @@ pub const GITATTRIBUTES: &str = "# Written by sift: feedback files are append-on
 
 /// The path of the dismissals file of the repository at `root`.
 pub fn dismissed_path(root: &Path) -> PathBuf {
-    root.join(".sift").join(FEEDBACK_DIR).join(DISMISSED_FILE)
+    super::FEEDBACK.path_in(root).join(DISMISSED_FILE)
 }
 
 /// One dismissed finding.
