@@ -2,11 +2,16 @@
 //! folder is sift's at all, and how files in it are written.
 //!
 //! ```text
-//! .sift/
-//!   .gitignore     the store: keeps every cache entry below out of git (generated)
-//!   config.toml    indexer (shared)      index/, index.new-*, index.old-*, vectors/, watch.lock
-//!   review.toml    review (shared)       rules/, REVIEW.md, feedback/ (shared), cache/
-//!   logs/, tmp/    the store (caches, reserved for log files and scratch space)
+//! .sift/           owner      shared or cache
+//!   .gitignore     the store  shared  generated: ignores every cache entry
+//!   logs/, tmp/    the store  cache   reserved for log files and scratch space
+//!   config.toml    indexer    shared
+//!   index/         indexer    cache   marked by index/sift-index.json
+//!   index.new-*/   indexer    cache   (and index.old-*/)
+//!   vectors/       indexer    cache
+//!   watch.lock     indexer    cache
+//!   review.toml    review     shared  (and rules/, REVIEW.md, feedback/)
+//!   cache/         review     cache
 //! ```
 //!
 //! ## Entries are registered by the subsystem that owns them
@@ -42,6 +47,10 @@
 //! clone that committed `review.toml` and `rules/` but not `.gitignore`). A `.sift` that is a
 //! file, or a folder without a marker that holds something sift does not write, belongs to some
 //! other tool and is refused with [`Error::Foreign`], before anything is written into it.
+//! So that a newer sift's folder stays openable by older ones, a subsystem that creates `.sift/`
+//! should do it through [`Store::ensure`], which writes the marker (the index and the
+//! fix-history cache do; a first dismissal in a repository without `.sift/` does not yet, which
+//! is harmless while `feedback/` is registered by every sift that writes it).
 //!
 //! ## Writing
 //!
