@@ -5,6 +5,11 @@ use std::path::Path;
 use serde::Deserialize;
 
 use crate::error::{Error, Result};
+use crate::store::Entry;
+
+/// `.sift/config.toml`: the repository's configuration, committed (every part of sift reads its
+/// own table of it; the indexer, the lowest layer that reads it, registers it).
+pub const CONFIG: Entry = Entry::shared_file("indexer", "config.toml");
 
 /// Default limit on the size of an indexed file: 1 MiB.
 pub const DEFAULT_MAX_FILE_SIZE: u64 = 1024 * 1024;

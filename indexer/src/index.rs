@@ -1,15 +1,17 @@
-//! The on-disk index: where it lives under `.sift/`, its format version, its tantivy schema, and
+//! The on-disk index: its entries in `.sift/`, its format version, its tantivy schema, and
 //! opening it safely.
 //!
-//! Layout of `PATH/.sift/`:
 //! ```text
-//! .sift/
-//!   .gitignore          written by sift: keeps the caches below out of git
-//!   config.toml         shared configuration (committable)
+//! .sift/                a Store: see crate::store for the folder and who owns what in it
+//!   config.toml         shared configuration (committable; crate::config)
 //!   index/              cache: the lexical index
 //!     sift-index.json   {"format": N}; written before anything else in index/
 //!     meta.json, *.idx… tantivy's files
 //!     manifest-*.json   per-file hashes, named by the commit that uses them
+//!   index.new-*/        an index being created, renamed to index/ when complete
+//!   index.old-*/        a discarded index being deleted
+//!   vectors/            cache: vectors per model (crate::vectors)
+//!   watch.lock          held (shared) by processes that keep the index fresh
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
 
 use crate::error::{Error, REBUILD_HINT, Result};
 use crate::manifest::{CommitPayload, Manifest};
+use crate::store::{Entry, Store, sync_dir, write_atomic};
 use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
@@ -31,35 +34,23 @@ pub const FORMAT_VERSION: u32 = 4;
 
 const MARKER: &str = "sift-index.json";
 
-/// What `.sift/.gitignore` holds: caches stay out of git; shared files stay committable.
-pub const SIFT_GITIGNORE: &str = "\
-# Written by sift. Caches are rebuilt on demand and never committed;
-# shared files (config.toml, REVIEW.md, rules/, memory/) stay committable.
-/index/
-/index.old-*/
-/index.new-*/
-/vectors/
-/logs/
-/tmp/
-/cache/
-/watch.lock
-";
+/// `.sift/index/`: the lexical index, known to be sift's by its format file.
+pub const INDEX: Entry = Entry::cache_dir("indexer", "index").marked_by(MARKER);
+/// `.sift/index.new-*/`: an index being created (see [`CodeIndex::open_or_create`]).
+pub const INDEX_STAGING: Entry = Entry::cache_dir("indexer", "index.new-*");
+/// `.sift/index.old-*/`: a discarded index being deleted.
+pub const INDEX_DISCARDED: Entry = Entry::cache_dir("indexer", "index.old-*");
+/// `.sift/watch.lock`: see [`Layout::watch`].
+pub const WATCH_LOCK: Entry = Entry::cache_file("indexer", "watch.lock");
 
-/// Entries sift may find in `.sift/` (anything else suggests the folder belongs to another tool).
-const KNOWN_ENTRIES: &[&str] = &[
-    ".gitignore",
-    "index",
-    "vectors",
-    "logs",
-    "tmp",
-    "cache",
-    "config.toml",
-    "review.toml",
-    "REVIEW.md",
-    "rules",
-    "memory",
-    "feedback",
-    "watch.lock",
+/// The indexer's entries in `.sift/`, for [`Store::open`].
+pub const STORE_ENTRIES: &[Entry] = &[
+    INDEX,
+    INDEX_STAGING,
+    INDEX_DISCARDED,
+    crate::vectors::VECTORS,
+    WATCH_LOCK,
+    crate::config::CONFIG,
 ];
 
 #[derive(Serialize, Deserialize)]
@@ -67,7 +58,7 @@ struct Marker {
     format: u32,
 }
 
-/// Paths of a repository's sift data.
+/// Paths of a repository's index in its [`Store`].
 #[derive(Debug, Clone)]
 pub struct Layout {
     /// The repository root (absolute).
@@ -79,35 +70,19 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// Checks that `root` is a directory and `.sift/`, if present, is sift's.
-    pub fn new(root: &Path) -> Result<Layout> {
-        let meta = std::fs::metadata(root).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => Error::MissingPath(root.to_path_buf()),
-            _ => Error::io("open", root, e),
-        })?;
-        if !meta.is_dir() {
-            return Err(Error::NotADirectory(root.to_path_buf()));
+    /// The index's paths in `store`.
+    pub fn new(store: &Store) -> Layout {
+        Layout {
+            root: store.root().to_path_buf(),
+            sift_dir: store.dir().to_path_buf(),
+            index_dir: store.path(&INDEX),
         }
-        let root = std::fs::canonicalize(root).map_err(|e| Error::io("resolve", root, e))?;
-        let sift_dir = root.join(".sift");
-        if let Ok(meta) = std::fs::symlink_metadata(&sift_dir) {
-            if !meta.is_dir() {
-                return Err(Error::Foreign {
-                    path: sift_dir,
-                    reason: "it is a file, not a directory".into(),
-                    hint: "move it away",
-                });
-            }
-            check_known_entries(&sift_dir)?;
-        }
-        let index_dir = sift_dir.join("index");
-        Ok(Layout { root, sift_dir, index_dir })
     }
 
     /// `.sift/watch.lock`: held (shared) by every process that keeps the index fresh with a
     /// file watcher.
     pub fn watch_lock(&self) -> PathBuf {
-        self.sift_dir.join("watch.lock")
+        self.sift_dir.join(WATCH_LOCK.name)
     }
 
     /// Whether a live process (`sift lsp`, `sift index --watch`) keeps this index fresh with a
@@ -136,63 +111,6 @@ impl Layout {
         file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
         Ok(WatchGuard { _file: file })
     }
-
-    /// Creates `.sift/` and its `.gitignore` when missing.
-    pub fn ensure(&self) -> Result<()> {
-        std::fs::create_dir_all(&self.sift_dir)
-            .map_err(|e| Error::io("create", &self.sift_dir, e))?;
-        // Written when missing, and refreshed when an older sift wrote it (the user's own
-        // .gitignore, without sift's first line, is left alone).
-        let gitignore = self.sift_dir.join(".gitignore");
-        let current = std::fs::read_to_string(&gitignore).ok();
-        let ours = current.as_deref().is_none_or(|t| t.starts_with("# Written by sift."));
-        if ours && current.as_deref() != Some(SIFT_GITIGNORE) {
-            write_atomic(&gitignore, SIFT_GITIGNORE.as_bytes())?;
-        }
-        Ok(())
-    }
-}
-
-fn check_known_entries(sift_dir: &Path) -> Result<()> {
-    let entries = std::fs::read_dir(sift_dir).map_err(|e| Error::io("read", sift_dir, e))?;
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        // A temporary file of an interrupted atomic write (`.gitignore.<pid>.<n>.tmp`) is ours too.
-        let ours = KNOWN_ENTRIES.contains(&name.as_ref())
-            || name.starts_with("index.old-")
-            || name.starts_with("index.new-")
-            || (name.ends_with(".tmp") && KNOWN_ENTRIES.iter().any(|k| name.starts_with(k)));
-        if !ours {
-            return Err(Error::Foreign {
-                path: sift_dir.to_path_buf(),
-                reason: format!("it holds {name:?}, which sift does not write"),
-                hint: "move it away if another tool owns it",
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Writes `bytes` to `path` through a temporary file, fsync and rename.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    // A name of its own, so concurrent writers of the same file never share a temporary.
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = path.with_file_name(format!("{name}.{}.{nanos}.tmp", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::File::create(&tmp)?;
-        file.write_all(bytes)?;
-        file.sync_all()?;
-        std::fs::rename(&tmp, path)
-    })();
-    result.map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io("write", path, e)
-    })
 }
 
 /// Held while a process watches the tree and keeps the index fresh (see [`Layout::watch`]).
@@ -282,21 +200,20 @@ enum Found {
 }
 
 impl CodeIndex {
-    /// Opens the index of `root` for reading; `Ok(None)` when there is none (or only an outdated
-    /// one, which the next update rebuilds). Creates nothing.
-    pub fn open(root: &Path) -> Result<Option<CodeIndex>> {
-        let layout = Layout::new(root)?;
-        Ok(match open_existing(layout)? {
+    /// Opens the index in `store` for reading; `Ok(None)` when there is none (or only an
+    /// outdated one, which the next update rebuilds). Creates nothing.
+    pub fn open(store: &Store) -> Result<Option<CodeIndex>> {
+        Ok(match open_existing(Layout::new(store))? {
             Found::Ready(index) => Some(*index),
             Found::Missing | Found::Outdated(_) => None,
         })
     }
 
-    /// Opens the index of `root`, creating `.sift/` and an empty index when needed and replacing
-    /// an index of an older format.
-    pub fn open_or_create(root: &Path) -> Result<(CodeIndex, Option<OpenNotice>)> {
-        let layout = Layout::new(root)?;
-        layout.ensure()?;
+    /// Opens the index in `store`, creating `.sift/` ([`Store::ensure`]) and an empty index
+    /// when needed and replacing an index of an older format.
+    pub fn open_or_create(store: &Store) -> Result<(CodeIndex, Option<OpenNotice>)> {
+        let layout = Layout::new(store);
+        store.ensure()?;
         remove_old_dirs(&layout.sift_dir);
         match open_existing(layout.clone())? {
             Found::Ready(index) => Ok((*index, None)),
@@ -308,10 +225,10 @@ impl CodeIndex {
         }
     }
 
-    /// Throws the index of `root` away (whatever state it is in) and creates an empty one.
-    pub fn rebuild(root: &Path) -> Result<CodeIndex> {
-        let layout = Layout::new(root)?;
-        layout.ensure()?;
+    /// Throws the index in `store` away (whatever state it is in) and creates an empty one.
+    pub fn rebuild(store: &Store) -> Result<CodeIndex> {
+        let layout = Layout::new(store);
+        store.ensure()?;
         discard(&layout)?;
         remove_old_dirs(&layout.sift_dir);
         create(layout)
@@ -449,12 +366,18 @@ fn create(layout: Layout) -> Result<CodeIndex> {
         let _ = std::fs::remove_dir_all(&staging);
         return Err(e);
     }
-    if let Err(e) = std::fs::rename(&staging, &layout.index_dir) {
-        let _ = std::fs::remove_dir_all(&staging);
-        if !layout.index_dir.join(MARKER).exists() {
-            return Err(Error::io("create", &layout.index_dir, e));
+    match std::fs::rename(&staging, &layout.index_dir) {
+        // The new folder's name on disk too, so a power cut cannot take a built index away.
+        Ok(()) => {
+            sync_dir(&layout.sift_dir).map_err(|e| Error::io("create", &layout.index_dir, e))?
         }
-        // Another process created it first: use theirs.
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            if !layout.index_dir.join(MARKER).exists() {
+                return Err(Error::io("create", &layout.index_dir, e));
+            }
+            // Another process created it first: use theirs.
+        }
     }
     match open_existing(layout.clone())? {
         Found::Ready(index) => Ok(*index),
@@ -496,8 +419,8 @@ fn remove_old_dirs(sift_dir: &Path) {
     let Ok(entries) = std::fs::read_dir(sift_dir) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        let abandoned = name.starts_with("index.old-")
-            || (name.starts_with("index.new-")
+        let abandoned = INDEX_DISCARDED.matches(&name)
+            || (INDEX_STAGING.matches(&name)
                 && entry
                     .metadata()
                     .and_then(|m| m.modified())

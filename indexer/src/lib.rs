@@ -5,10 +5,12 @@
 //! tantivy's memory-mapped files need real paths); tests use temporary directories.
 //!
 //! ```no_run
-//! use sift_indexer::{CodeIndex, NoProgress, SearchOptions, UpdateOptions};
+//! use sift_indexer::{CodeIndex, NoProgress, STORE_ENTRIES, SearchOptions, Store, UpdateOptions};
 //!
 //! # fn main() -> sift_indexer::Result<()> {
-//! let (index, _notice) = CodeIndex::open_or_create(std::path::Path::new("."))?;
+//! // `.sift/`, knowing the indexer's entries only (sift itself passes every subsystem's).
+//! let store = Store::open(std::path::Path::new("."), &[STORE_ENTRIES])?;
+//! let (index, _notice) = CodeIndex::open_or_create(&store)?;
 //! let report = index.update(&UpdateOptions::default(), &NoProgress)?;
 //! println!("{} files, {} chunks", report.files_total, report.chunks_total);
 //! for hit in index.search("parse config", &SearchOptions::default())? {
@@ -29,6 +31,7 @@ pub mod overlay;
 pub mod search;
 pub mod semantic;
 pub mod sources;
+pub mod store;
 pub mod tokenizer;
 pub mod update;
 pub mod vectors;
@@ -38,10 +41,11 @@ pub use chunk::{Chunk, ChunkKind, Chunker};
 pub use config::IndexConfig;
 pub use embed::{EmbedError, Embedder, TextKind};
 pub use error::{Error, Result};
-pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, WatchGuard};
+pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, STORE_ENTRIES, WatchGuard};
 pub use lang::Language;
 pub use overlay::Overlay;
 pub use search::{Hit, SearchOptions};
 pub use semantic::{EmbedReport, Fusion};
 pub use sources::Sources;
+pub use store::{Entry, Registry, Store};
 pub use update::{NoProgress, Progress, Skipped, UpdateOptions, UpdateReport};

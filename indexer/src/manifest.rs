@@ -2,8 +2,8 @@
 //! chunk count), so an update re-reads only files whose size or time changed and re-chunks only
 //! files whose content changed.
 //!
-//! Crash safety: a manifest is written to a new file (`manifest-<id>.json`, fsynced, renamed into
-//! place) *before* the tantivy commit that names it in its payload. The commit is atomic (tantivy
+//! Crash safety: a manifest is written to a new file (`manifest-<id>.json`, by the store's atomic
+//! write) *before* the tantivy commit that names it in its payload. The commit is atomic (tantivy
 //! replaces `meta.json` by rename), so the index and the manifest it names always agree: a crash
 //! before the commit leaves the previous commit and its manifest in force, and the orphaned new
 //! manifest is deleted by the next update.
@@ -76,26 +76,17 @@ impl Manifest {
         })
     }
 
-    /// Writes the manifest durably to a fresh file in `dir`; returns its name.
+    /// Writes the manifest durably to a fresh file in `dir` (through
+    /// [`write_atomic_with`](crate::store::write_atomic_with)); returns its name.
     pub fn store(&self, dir: &Path) -> Result<String> {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_nanos());
         let name = format!("manifest-{nanos:x}-{:x}.json", std::process::id());
-        let tmp = dir.join(format!("{name}.tmp"));
-        let fin = dir.join(&name);
-        let write = || -> std::io::Result<()> {
-            let mut file = std::fs::File::create(&tmp)?;
-            let mut buf = std::io::BufWriter::new(&mut file);
+        crate::store::write_atomic_with(&dir.join(&name), |file| {
+            let mut buf = std::io::BufWriter::new(file);
             serde_json::to_writer(&mut buf, self)?;
-            buf.flush()?;
-            drop(buf);
-            file.sync_all()?;
-            std::fs::rename(&tmp, &fin)
-        };
-        write().map_err(|e| {
-            let _ = std::fs::remove_file(&tmp);
-            Error::io("write the manifest", &fin, e)
+            buf.flush()
         })?;
         Ok(name)
     }

@@ -22,6 +22,10 @@ use tantivy::{DocAddress, Searcher};
 
 use crate::error::{Error, Result};
 use crate::index::Layout;
+use crate::store::Entry;
+
+/// `.sift/vectors/`: one cache file per model.
+pub const VECTORS: Entry = Entry::cache_dir("indexer", "vectors");
 
 const MAGIC: &[u8; 8] = b"SIFTVEC1";
 const CHECK_LEN: usize = 4;
@@ -82,7 +86,7 @@ pub fn quantize(v: &[f32]) -> Vec<i8> {
 impl VectorStore {
     /// Where the vectors of `model` live for `layout`'s repository.
     pub fn path_for(layout: &Layout, model: &str) -> PathBuf {
-        layout.sift_dir.join("vectors").join(format!("{}.vec", file_stem(model)))
+        layout.sift_dir.join(VECTORS.name).join(format!("{}.vec", file_stem(model)))
     }
 
     /// Opens (reading only) the cache of `model`; empty when there is none yet.
@@ -319,7 +323,7 @@ impl VectorStore {
             keys.push(key);
             data.extend_from_slice(v);
         }
-        crate::index::write_atomic(&self.path, &buf)?;
+        crate::store::write_atomic(&self.path, &buf)?;
         let mut file = OpenOptions::new()
             .read(true)
             .write(true)
@@ -538,9 +542,9 @@ mod tests {
 
     fn layout() -> (tempfile::TempDir, Layout) {
         let dir = tempfile::tempdir().unwrap();
-        let layout = Layout::new(dir.path()).unwrap();
-        layout.ensure().unwrap();
-        (dir, layout)
+        let store = crate::Store::open(dir.path(), &[crate::STORE_ENTRIES]).unwrap();
+        store.ensure().unwrap();
+        (dir, Layout::new(&store))
     }
 
     fn unit(v: &[f32]) -> Vec<f32> {

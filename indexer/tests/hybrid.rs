@@ -30,7 +30,8 @@ fn tree() -> tempfile::TempDir {
 #[test]
 fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     let dir = tree();
-    let (index, _) = CodeIndex::open_or_create(dir.path()).unwrap();
+    let store = sift_indexer::Store::open(dir.path(), &[sift_indexer::STORE_ENTRIES]).unwrap();
+    let (index, _) = CodeIndex::open_or_create(&store).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
     index.embed_missing(&Words, 16, &NoProgress, &AtomicBool::new(false)).unwrap();
     let store = index.vector_store(&Words).unwrap();

@@ -5,9 +5,26 @@ use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use sift_indexer::{
-    CodeIndex, Error, IndexConfig, NoProgress, OpenNotice, SearchOptions, UpdateOptions,
-    UpdateReport,
+    CodeIndex, Error, IndexConfig, NoProgress, OpenNotice, STORE_ENTRIES, SearchOptions, Store,
+    UpdateOptions, UpdateReport,
 };
+
+/// `.sift/` as the indexer alone knows it.
+fn store(root: &Path) -> sift_indexer::Result<Store> {
+    Store::open(root, &[STORE_ENTRIES])
+}
+
+fn open(root: &Path) -> sift_indexer::Result<Option<CodeIndex>> {
+    CodeIndex::open(&store(root)?)
+}
+
+fn open_or_create(root: &Path) -> sift_indexer::Result<(CodeIndex, Option<OpenNotice>)> {
+    CodeIndex::open_or_create(&store(root)?)
+}
+
+fn rebuild(root: &Path) -> sift_indexer::Result<CodeIndex> {
+    CodeIndex::rebuild(&store(root)?)
+}
 
 fn write(root: &Path, rel: &str, text: impl AsRef<[u8]>) {
     let path = root.join(rel);
@@ -29,7 +46,7 @@ fn opts() -> UpdateOptions {
 }
 
 fn update(root: &Path) -> (CodeIndex, UpdateReport) {
-    let (index, _) = CodeIndex::open_or_create(root).unwrap();
+    let (index, _) = open_or_create(root).unwrap();
     let report = index.update(&opts(), &NoProgress).unwrap();
     (index, report)
 }
@@ -182,7 +199,7 @@ fn size_and_binary_guards_skip_and_count() {
     write(root, "big.rs", format!("fn bigmark() {{}}\n{}", "// pad\n".repeat(300)));
     write(root, "blob.bin", b"binmark\x00\x01\x02");
     write(root, "latin1.txt", b"caf\xe9 latinmark\n");
-    let (index, _) = CodeIndex::open_or_create(root).unwrap();
+    let (index, _) = open_or_create(root).unwrap();
     let opts = UpdateOptions {
         config: IndexConfig { max_file_size: 1000, ..IndexConfig::default() },
         ..opts()
@@ -236,14 +253,14 @@ fn an_older_format_is_rebuilt_with_a_notice_and_a_newer_one_refused() {
     update(root);
     let marker = root.join(".sift/index/sift-index.json");
     std::fs::write(&marker, r#"{"format":0}"#).unwrap();
-    assert!(CodeIndex::open(root).unwrap().is_none(), "an outdated index is not read");
-    let (index, notice) = CodeIndex::open_or_create(root).unwrap();
+    assert!(open(root).unwrap().is_none(), "an outdated index is not read");
+    let (index, notice) = open_or_create(root).unwrap();
     assert_eq!(notice, Some(OpenNotice::Rebuilt { old_format: 0 }));
     let report = index.update(&opts(), &NoProgress).unwrap();
     assert_eq!(report.added, 4);
 
     std::fs::write(&marker, r#"{"format":999}"#).unwrap();
-    let err = CodeIndex::open_or_create(root).err().unwrap();
+    let err = open_or_create(root).err().unwrap();
     assert!(matches!(err, Error::NewerFormat { found: 999, .. }), "{err}");
 }
 
@@ -254,39 +271,68 @@ fn foreign_and_corrupt_sift_dirs_are_refused_not_clobbered() {
     write(root, "a.rs", "fn a() {}\n");
 
     std::fs::write(root.join(".sift"), "not a dir").unwrap();
-    let err = CodeIndex::open_or_create(root).err().unwrap().to_string();
+    let err = open_or_create(root).err().unwrap().to_string();
     assert!(err.contains("not a directory"), "{err}");
     std::fs::remove_file(root.join(".sift")).unwrap();
 
     write(root, ".sift/other-tool.db", "x");
-    let err = CodeIndex::open_or_create(root).err().unwrap().to_string();
+    let err = open_or_create(root).err().unwrap().to_string();
     assert!(err.contains("other-tool.db"), "{err}");
     assert!(root.join(".sift/other-tool.db").exists());
     std::fs::remove_file(root.join(".sift/other-tool.db")).unwrap();
 
     write(root, ".sift/index/data.bin", "x");
-    let err = CodeIndex::open_or_create(root).err().unwrap();
+    let err = open_or_create(root).err().unwrap();
     assert!(matches!(err, Error::Foreign { .. }), "{err}");
     assert!(err.to_string().contains("--rebuild"), "{err}");
     // --rebuild replaces it.
-    let index = CodeIndex::rebuild(root).unwrap();
+    let index = rebuild(root).unwrap();
     index.update(&opts(), &NoProgress).unwrap();
     assert_eq!(paths(&index, "a"), ["a.rs"]);
 
     std::fs::write(root.join(".sift/index/meta.json"), "{ garbage").unwrap();
-    let err = CodeIndex::open(root).err().unwrap();
+    let err = open(root).err().unwrap();
     assert!(matches!(err, Error::Corrupt { .. }), "{err}");
     assert!(err.to_string().contains("--rebuild"), "{err}");
+}
+
+#[test]
+fn unknown_entries_in_sifts_own_folder_are_reported_and_left_alone() {
+    // What a newer sift (or a person) may add to a folder this sift made.
+    let dir = sample_tree();
+    let root = dir.path();
+    update(root);
+    write(root, ".sift/memory-v2/note.md", "remember this\n");
+    write(root, ".sift/plugins.db", "x");
+    let opened = store(root).unwrap();
+    assert_eq!(opened.unknown(), ["memory-v2", "plugins.db"]);
+    let (index, notice) = CodeIndex::open_or_create(&opened).unwrap();
+    assert_eq!(notice, None, "the index is reused, not rebuilt");
+    index.update(&opts(), &NoProgress).unwrap();
+    assert_eq!(paths(&index, "load_settings")[0], "src/lib.rs");
+    assert!(
+        root.join(".sift/memory-v2/note.md").is_file() && root.join(".sift/plugins.db").is_file()
+    );
+    let gitignore = std::fs::read_to_string(root.join(".sift/.gitignore")).unwrap();
+    assert!(!gitignore.contains("memory") && !gitignore.contains("plugins"), "{gitignore}");
+    // sift's marker is its index's format file too: without the .gitignore, still sift's.
+    std::fs::remove_file(root.join(".sift/.gitignore")).unwrap();
+    assert_eq!(store(root).unwrap().unknown(), ["memory-v2", "plugins.db"]);
+    // Without any marker, the same entries say the folder is someone else's.
+    std::fs::remove_dir_all(root.join(".sift/index")).unwrap();
+    let err = open_or_create(root).err().unwrap();
+    assert!(matches!(err, Error::Foreign { .. }), "{err}");
+    assert!(!root.join(".sift/index").exists(), "nothing written into it");
 }
 
 #[test]
 fn missing_and_non_directory_roots_are_clear_errors() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope");
-    let err = CodeIndex::open_or_create(&missing).err().unwrap();
+    let err = open_or_create(&missing).err().unwrap();
     assert!(matches!(err, Error::MissingPath(_)), "{err}");
     write(dir.path(), "file.rs", "x");
-    let err = CodeIndex::open_or_create(&dir.path().join("file.rs")).err().unwrap();
+    let err = open_or_create(&dir.path().join("file.rs")).err().unwrap();
     assert!(matches!(err, Error::NotADirectory(_)), "{err}");
     assert!(!dir.path().join("nope").exists(), "nothing is created for a missing path");
 }

@@ -154,6 +154,46 @@ fn errors_are_one_clear_line_and_exit_one() {
 }
 
 #[test]
+fn a_newer_sifts_entries_are_reported_and_another_tools_sift_folder_refused() {
+    let dir = tree();
+    let root = dir.path();
+    let r = root.to_str().unwrap();
+    assert!(run(&["index", r, "--quiet", "--no-embed"]).status.success());
+    // What a newer sift may add to the folder this one made: reported once, left alone.
+    write(root, ".sift/memory/notes.jsonl", "{}\n");
+    write(root, ".sift/plugins.toml", "");
+    let out = run(&["search", "--path", r, "--json", "parse_config"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_lines(&out)[0]["path"], "src/config.rs");
+    let err = stderr(&out);
+    assert_eq!(err.matches("holds memory, plugins.toml").count(), 1, "{err}");
+    let out = run(&["status", "--path", r, "--json"]);
+    let status: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(status["unknown_entries"], serde_json::json!(["memory", "plugins.toml"]));
+    assert!(stdout(&run(&["status", "--path", r])).contains("memory, plugins.toml"));
+    assert!(
+        root.join(".sift/memory/notes.jsonl").is_file()
+            && root.join(".sift/plugins.toml").is_file()
+    );
+
+    // A fresh clone that committed only shared files is sift's, though it has no marker yet.
+    let clone = tree();
+    write(clone.path(), ".sift/review.toml", "");
+    write(clone.path(), ".sift/feedback/dismissed.jsonl", "");
+    let out = run(&["index", clone.path().to_str().unwrap(), "--quiet", "--no-embed"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // Another tool's `.sift/` (nothing of sift's in it): refused before anything is written.
+    let other = tree();
+    write(other.path(), ".sift/state.db", "x");
+    let o = other.path().to_str().unwrap();
+    assert_one_line_error(&run(&["index", o]), "does not look like sift's");
+    assert_one_line_error(&run(&["search", "--path", o, "x"]), "state.db");
+    let left: Vec<_> = std::fs::read_dir(other.path().join(".sift")).unwrap().collect();
+    assert_eq!(left.len(), 1, "nothing added to another tool's folder");
+}
+
+#[test]
 fn usage_errors_exit_two() {
     let out = run(&["search"]);
     assert_eq!(out.status.code(), Some(2));

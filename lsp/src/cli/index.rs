@@ -43,10 +43,11 @@ pub struct IndexArgs {
 pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let root = args.positional.clone().unwrap_or_else(|| args.repo.root());
     let opts = super::update_options(&root, &args.walk)?;
+    let store = sift_engine::store::open(&root)?;
     let (index, notice) = if args.rebuild {
-        (CodeIndex::rebuild(&root)?, None)
+        (CodeIndex::rebuild(&store)?, None)
     } else {
-        CodeIndex::open_or_create(&root)?
+        CodeIndex::open_or_create(&store)?
     };
     announce(notice.as_ref());
     let progress = TerminalProgress::new(args.quiet || args.json);

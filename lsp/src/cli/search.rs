@@ -77,8 +77,9 @@ pub(super) fn open_index(
     no_refresh: bool,
 ) -> Result<CodeIndex> {
     if no_refresh {
-        Ok(CodeIndex::open(root)?
-            .ok_or_else(|| Error::NoIndex { path: root.join(".sift").join("index") })?)
+        let store = sift_engine::store::open(root)?;
+        Ok(CodeIndex::open(&store)?
+            .ok_or_else(|| Error::NoIndex { path: sift_indexer::Layout::new(&store).index_dir })?)
     } else {
         refreshed(root, walk)
     }
@@ -89,13 +90,14 @@ pub(super) fn open_index(
 fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     let opts = super::update_options(root, walk)?;
     // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed.
-    if sift_indexer::Layout::new(root)?.is_watched()
-        && let Some(index) = CodeIndex::open(root)?
+    let store = sift_engine::store::open(root)?;
+    if sift_indexer::Layout::new(&store).is_watched()
+        && let Some(index) = CodeIndex::open(&store)?
     {
         tracing::debug!("the index is kept fresh by a watching sift process; not walking the tree");
         return Ok(index);
     }
-    let (index, notice) = CodeIndex::open_or_create(root)?;
+    let (index, notice) = CodeIndex::open_or_create(&store)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
     let result = index.update(&opts, &progress);

@@ -1,4 +1,5 @@
-//! `sift status`: what the index holds, where, and how big it is.
+//! `sift status`: what the index holds, where, and how big it is; and what in `.sift/` this sift
+//! does not know.
 
 use std::process::ExitCode;
 
@@ -30,14 +31,17 @@ struct Status {
     binary_files: u64,
     bytes_on_disk: u64,
     languages: std::collections::BTreeMap<String, u64>,
+    /// Names in `.sift/` no part of this sift owns (a newer sift's, or put there by hand).
+    unknown_entries: Vec<String>,
 }
 
 /// Runs `sift status`.
 #[allow(clippy::print_stdout)]
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let root = args.repo.root();
-    let layout = sift_indexer::Layout::new(&root)?;
-    let index = CodeIndex::open(&root)?;
+    let store = sift_engine::store::open(&root)?;
+    let layout = sift_indexer::Layout::new(&store);
+    let index = CodeIndex::open(&store)?;
     let mut status = Status {
         root: layout.root.display().to_string(),
         index_dir: layout.index_dir.display().to_string(),
@@ -48,6 +52,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         binary_files: 0,
         bytes_on_disk: dir_size(&layout.index_dir),
         languages: Default::default(),
+        unknown_entries: store.unknown().to_vec(),
     };
     if let Some(index) = &index {
         let manifest = index.manifest()?;
@@ -66,6 +71,13 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     println!("root:   {}", status.root);
+    if !status.unknown_entries.is_empty() {
+        println!(
+            "other:  {} in {} (not written by this sift; left alone)",
+            status.unknown_entries.join(", "),
+            store.dir().display()
+        );
+    }
     if !status.indexed {
         println!("index:  none yet (run `sift index`)");
         return Ok(ExitCode::SUCCESS);

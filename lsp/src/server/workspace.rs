@@ -119,7 +119,7 @@ impl Workspace {
         embed: Result<sift_runtime::embed::EmbedConfig, String>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
-        let (index, _notice) = CodeIndex::open_or_create(root)?;
+        let (index, _notice) = CodeIndex::open_or_create(&sift_engine::store::open(root)?)?;
         let manifest = index.manifest()?;
         let coverage = Coverage {
             root: index.root().display().to_string(),

@@ -15,7 +15,7 @@ pub fn config_table(
     overrides: Option<&serde_json::Value>,
 ) -> sift_indexer::Result<(toml::Table, PathBuf)> {
     // A missing or wrong root is reported as such, not as an unreadable config file.
-    sift_indexer::Layout::new(root)?;
+    crate::store::open(root)?;
     let path = root.join(".sift").join("config.toml");
     let mut table = match std::fs::read_to_string(&path) {
         Ok(text) => text.parse::<toml::Table>().map_err(|e: toml::de::Error| Error::Config {

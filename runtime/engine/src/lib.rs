@@ -6,6 +6,7 @@
 //! - [`search`]: the one search entry point ([`search::search`]): a query with a mode and
 //!   limits, over one or more workspaces, unsaved buffers merged inside it.
 //! - [`config`]: `.sift/config.toml` with editor settings laid over it.
+//! - [`store`]: `.sift/`, opened with every subsystem's entries.
 //! - [`semantic`]: a workspace's embeddings: model, vector cache, search matrix and the passes
 //!   that fill it.
 //! - [`review`]: the review use case: a change from git or a diff, the rules and their
@@ -19,6 +20,7 @@ pub mod error;
 pub mod review;
 pub mod search;
 pub mod semantic;
+pub mod store;
 pub mod workspace;
 
 pub use error::{Error, Result};

@@ -41,7 +41,8 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
         "core/retry.py",
         "def backoff_delay(attempt):\n    return min(60, 2 ** attempt)\n",
     );
-    let (index, _) = CodeIndex::open_or_create(dir.path()).unwrap();
+    let (index, _) =
+        CodeIndex::open_or_create(&sift_engine::store::open(dir.path()).unwrap()).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
     index.embed_missing(&Words, 64, &NoProgress, &AtomicBool::new(false)).unwrap();
     let store = index.vector_store(&Words).unwrap();
@@ -117,7 +118,8 @@ fn unsaved_text_replaces_the_file_on_disk_in_both_rankings() {
 fn semantic_search_without_vectors_says_why_and_hybrid_falls_back() {
     let dir = tempfile::tempdir().unwrap();
     write(dir.path(), "a.py", "def parse_config(path):\n    return open(path).read()\n");
-    let (index, _) = CodeIndex::open_or_create(dir.path()).unwrap();
+    let (index, _) =
+        CodeIndex::open_or_create(&sift_engine::store::open(dir.path()).unwrap()).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
     let ws = Workspace::new(index, Semantic::off("no embedding model")).unwrap();
     let err = search(&[&ws], &Query { mode: Some(Mode::Semantic), ..Query::new("config", 5) })

@@ -301,11 +301,8 @@ pub fn silence_rule_in(config_path: &Path, path: &str, rule: &str) -> Result<boo
         std::fs::create_dir_all(dir)
             .map_err(|source| ReviewError::Io { path: dir.to_path_buf(), source })?;
     }
-    // Through a temporary file and a rename: a crash leaves the old file or the new one.
-    let tmp = config_path.with_extension(format!("toml.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, new.as_bytes())
-        .and_then(|()| std::fs::rename(&tmp, config_path))
-        .map_err(|source| ReviewError::Io { path: config_path.to_path_buf(), source })?;
+    // A crash leaves the old file or the new one, never half of it.
+    sift_indexer::store::write_atomic(config_path, new.as_bytes())?;
     Ok(true)
 }
 

@@ -2,7 +2,8 @@
 
 use std::path::PathBuf;
 
-/// An error from loading a rule pack or a review configuration.
+/// An error from loading a rule pack or a review configuration, or from recording a review
+/// decision in `.sift/`.
 ///
 /// Every variant names the file it is about; rule errors also name the line, so a message can be
 /// shown as it is (`.sift/rules/x.toml:7: …`).
@@ -36,6 +37,9 @@ pub enum ReviewError {
         /// What is wrong.
         message: String,
     },
+    /// Writing to `.sift/` failed (the store's message says what and where).
+    #[error(transparent)]
+    Store(#[from] sift_indexer::Error),
 }
 
 /// The result type of this module.

@@ -15,16 +15,17 @@
 //! asks git to merge it as a union of lines, so concurrent dismissals on two branches never
 //! conflict.
 //!
-//! Crash safety: a record is one `write` of a whole line under an exclusive lock, then `fsync`. A
-//! process killed mid-write leaves at most one torn last line; readers skip lines that do not
-//! parse, and the next writer starts on a fresh line, so a torn line never swallows a good one.
+//! Crash safety is the store's append-only log's ([`sift_indexer::store::jsonl`]): a record is one
+//! `write` of a whole line under an exclusive lock, then `fsync`. A process killed mid-write
+//! leaves at most one torn last line; readers skip lines that do not parse, and the next writer
+//! starts on a fresh line, so a torn line never swallows a good one.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+use sift_indexer::store::{JsonlLog, Replay, jsonl};
 
 use super::error::{Result, ReviewError};
 
@@ -37,7 +38,7 @@ pub const GITATTRIBUTES: &str = "# Written by sift: feedback files are append-on
 
 /// The path of the dismissals file of the repository at `root`.
 pub fn dismissed_path(root: &Path) -> PathBuf {
-    root.join(".sift").join(FEEDBACK_DIR).join(DISMISSED_FILE)
+    super::FEEDBACK.path_in(root).join(DISMISSED_FILE)
 }
 
 /// One dismissed finding.
@@ -82,33 +83,20 @@ pub struct Feedback {
 impl Feedback {
     /// Replays the lines of a feedback file; lines that do not parse are counted and skipped.
     pub fn parse(text: &str) -> Feedback {
-        let mut feedback = Feedback::default();
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
-            match serde_json::from_str::<Record>(line) {
-                Ok(record) => feedback.apply(record),
-                Err(_) => feedback.skipped_lines += 1,
-            }
-        }
-        feedback
+        Feedback::replay(jsonl::parse(text.as_bytes()))
     }
 
     /// Reads the feedback file at `path`; a missing file holds no dismissal.
     pub fn load(path: &Path) -> Result<Feedback> {
-        match std::fs::read(path) {
-            Ok(bytes) => {
-                let feedback = Feedback::parse(&String::from_utf8_lossy(&bytes));
-                if feedback.skipped_lines > 0 {
-                    tracing::warn!(
-                        "{}: skipped {} line(s) that are not feedback records",
-                        path.display(),
-                        feedback.skipped_lines
-                    );
-                }
-                Ok(feedback)
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Feedback::default()),
-            Err(source) => Err(ReviewError::Io { path: path.to_path_buf(), source }),
+        Ok(Feedback::replay(JsonlLog::<Record>::new(path).read()?))
+    }
+
+    fn replay(replay: Replay<Record>) -> Feedback {
+        let mut feedback = Feedback { skipped_lines: replay.skipped, ..Feedback::default() };
+        for record in replay.records {
+            feedback.apply(record);
         }
+        feedback
     }
 
     /// Applies one record, as [`Feedback::parse`] does for each line.
@@ -152,42 +140,15 @@ impl Feedback {
 /// Appends `record` to the feedback file at `path` (creating it, its folder and the folder's
 /// `.gitattributes` when missing): one whole line, written under an exclusive lock and synced.
 pub fn append(path: &Path, record: &Record) -> Result<()> {
-    let io = |p: &Path| {
-        let p = p.to_path_buf();
-        move |source| ReviewError::Io { path: p, source }
-    };
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        std::fs::create_dir_all(dir)
+            .map_err(|source| ReviewError::Io { path: dir.to_path_buf(), source })?;
         let attributes = dir.join(".gitattributes");
         if !attributes.exists() {
-            std::fs::write(&attributes, GITATTRIBUTES).map_err(io(&attributes))?;
+            sift_indexer::store::write_atomic(&attributes, GITATTRIBUTES.as_bytes())?;
         }
     }
-    let mut line = serde_json::to_string(record).expect("records serialise");
-    line.push('\n');
-    let mut file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .read(true)
-        .open(path)
-        .map_err(io(path))?;
-    file.lock().map_err(io(path))?;
-    // A torn last line (a writer killed mid-line) must not run into this record.
-    let len = file.metadata().map_err(io(path))?.len();
-    if len > 0 && !ends_with_newline(&mut file, len).map_err(io(path))? {
-        line.insert(0, '\n');
-    }
-    file.write_all(line.as_bytes()).map_err(io(path))?;
-    file.sync_all().map_err(io(path))?;
-    Ok(())
-}
-
-fn ends_with_newline(file: &mut std::fs::File, len: u64) -> std::io::Result<bool> {
-    use std::io::{Read as _, Seek as _, SeekFrom};
-    file.seek(SeekFrom::Start(len - 1))?;
-    let mut last = [0u8; 1];
-    file.read_exact(&mut last)?;
-    Ok(last[0] == b'\n')
+    Ok(JsonlLog::new(path).append(record)?)
 }
 
 /// `time` as RFC 3339 in UTC, to the second (`2025-01-31T12:00:00Z`).
@@ -247,6 +208,7 @@ mod tests {
 
     #[test]
     fn a_torn_line_is_skipped_and_does_not_swallow_the_next_record() {
+        use std::io::Write as _;
         let dir = tempfile::tempdir().unwrap();
         let path = dismissed_path(dir.path());
         append(&path, &dismissal("aa")).unwrap();

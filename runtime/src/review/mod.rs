@@ -9,6 +9,7 @@
 //! - [`config`]: `.sift/review.toml` ([`ReviewConfig`]), and silencing a rule in one file.
 //! - [`history`]: lines the repository's fix commits removed, flagged when a change adds them back.
 //! - [`feedback`]: remembered dismissals, `.sift/feedback/dismissed.jsonl` ([`Feedback`]).
+//! - [`STORE_ENTRIES`]: what review keeps in `.sift/`, registered with the store.
 //! - [`engine`]: [`check_file`], and [`run_rule_tests`] for a rule's embedded cases.
 //! - [`finding`]: [`Finding`], [`Fix`], [`LineFilter`].
 //! - `glob`: globs for rule ids and paths in the configuration.
@@ -93,3 +94,19 @@ pub use feedback::{Dismissal, Feedback};
 pub use finding::{Finding, Fix, LineFilter, keep_most_important};
 pub use pack::RulePack;
 pub use rule::{Rule, RuleTest, Severity, language_from_name};
+
+use sift_indexer::store::Entry;
+
+/// `.sift/review.toml`: which rules run where ([`ReviewConfig`]).
+pub const CONFIG: Entry = Entry::shared_file("review", "review.toml");
+/// `.sift/rules/`: the project's own rules ([`RulePack::load_dir`]).
+pub const RULES: Entry = Entry::shared_dir("review", "rules");
+/// `.sift/REVIEW.md`: the team's guidance for the model reviewer.
+pub const GUIDANCE: Entry = Entry::shared_file("review", "REVIEW.md");
+/// `.sift/feedback/`: remembered review decisions ([`feedback`]).
+pub const FEEDBACK: Entry = Entry::shared_dir("review", feedback::FEEDBACK_DIR);
+/// `.sift/cache/`: the mined fix history, per `HEAD`.
+pub const CACHE: Entry = Entry::cache_dir("review", "cache");
+
+/// Review's entries in `.sift/`, for [`sift_indexer::Store::open`].
+pub const STORE_ENTRIES: &[Entry] = &[CONFIG, RULES, GUIDANCE, FEEDBACK, CACHE];

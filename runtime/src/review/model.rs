@@ -655,7 +655,8 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.path().join("m.py"), "x = compute_tax(items)\n").unwrap();
-        let (index, _) = CodeIndex::open_or_create(dir.path()).unwrap();
+        let store = sift_indexer::Store::open(dir.path(), &[sift_indexer::STORE_ENTRIES]).unwrap();
+        let (index, _) = CodeIndex::open_or_create(&store).unwrap();
         index.update(&sift_indexer::UpdateOptions::default(), &sift_indexer::NoProgress).unwrap();
         let source = IndexDefinitions { index: &index };
         let defs = source.definitions(&["items".into(), "compute_tax".into()], "m.py", 4);

@@ -24,19 +24,18 @@ pub(crate) fn fix_history(root: &Path) -> Option<FixHistory> {
     let log = git(root, history::LOG_ARGS).ok()?;
     let history = FixHistory::from_git_log(&String::from_utf8_lossy(&log));
     if root.join(".sift").is_dir()
-        && let Ok(layout) = sift_indexer::Layout::new(root)
-        && layout.ensure().is_ok()
+        && let Ok(store) = crate::store::open(root)
+        && store.ensure().is_ok()
     {
-        let write = || -> std::io::Result<()> {
+        let write = || -> Result<(), Box<dyn std::error::Error>> {
             std::fs::create_dir_all(&cache_dir)?;
             for old in std::fs::read_dir(&cache_dir)?.flatten() {
                 if old.file_name().to_string_lossy().starts_with("history-") {
                     let _ = std::fs::remove_file(old.path());
                 }
             }
-            let tmp = cache_dir.join(format!("history-{head}.json.{}.tmp", std::process::id()));
-            std::fs::write(&tmp, serde_json::to_vec(&history).unwrap_or_default())?;
-            std::fs::rename(&tmp, &cache)
+            let bytes = serde_json::to_vec(&history)?;
+            Ok(sift_indexer::store::write_atomic(&cache, &bytes)?)
         };
         if let Err(e) = write() {
             tracing::warn!("cannot cache the fix history in {}: {e}", cache_dir.display());

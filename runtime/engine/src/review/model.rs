@@ -115,7 +115,8 @@ pub(crate) fn model_review(
     guidance: Option<&str>,
     pass: &ModelPass<'_>,
 ) -> ModelReview {
-    let index = CodeIndex::open_or_create(root)
+    let index = crate::store::open(root)
+        .and_then(|store| CodeIndex::open_or_create(&store))
         .ok()
         .map(|(index, _)| index)
         .filter(|index| index.update(&UpdateOptions::default(), &NoProgress).is_ok());
