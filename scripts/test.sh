@@ -68,3 +68,10 @@ export SIFT_REQUIRE_CORPUS=1
 echo "==> tests"
 # --no-fail-fast: one failing test binary never hides the results of the others.
 cargo test --locked --workspace --no-fail-fast
+# The disk-full test mounts a tmpfs, which needs root: it is #[ignore]d for everyone else.
+if [ "$(id -u)" = 0 ]; then
+    echo "==> the disk-full test (root: it mounts a tmpfs)"
+    cargo test --locked -p sift-tests --test disk_full -- --ignored
+else
+    echo "note: not root, so the disk-full test (tests/tests/disk_full.rs) did not run"
+fi

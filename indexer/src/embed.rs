@@ -32,6 +32,24 @@ pub trait Embedder: Send + Sync {
 #[error("{0}")]
 pub struct EmbedError(pub String);
 
+/// Embeds documents, checking that the model gave one vector per text.
+pub(crate) fn embed_documents(
+    embedder: &dyn Embedder,
+    texts: &[&str],
+) -> crate::Result<Vec<Vec<f32>>> {
+    let vectors = embedder
+        .embed(texts, TextKind::Document)
+        .map_err(|e| crate::Error::Embedding(e.to_string()))?;
+    if vectors.len() != texts.len() {
+        return Err(crate::Error::Embedding(format!(
+            "the model gave {} vectors for {} texts",
+            vectors.len(),
+            texts.len()
+        )));
+    }
+    Ok(vectors)
+}
+
 /// At most this many bytes of a chunk's content go into its embedding text. Models truncate to
 /// their own token budgets; this bounds the tokenizer's work on huge chunks.
 pub const EMBED_TEXT_MAX_BYTES: usize = 4096;

@@ -9,7 +9,7 @@ use tantivy::schema::Value;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDocument, Term};
 
 use crate::chunk::Chunker;
-use crate::embed::{Embedder, TextKind, embed_text};
+use crate::embed::{Embedder, embed_text};
 use crate::error::{Error, Result};
 use crate::index::{Fields, register_tokenizer, schema};
 use crate::search::{Hit, SearchOptions, search_reader};
@@ -24,8 +24,9 @@ pub struct Overlay {
     writer: IndexWriter,
     fields: Fields,
     chunker: Chunker,
-    /// Content by path, for the documents the overlay holds.
-    docs: HashMap<String, String>,
+    /// The content's hash by path, for the documents the overlay holds (the text itself lives
+    /// with the editor's documents: it is not kept twice).
+    docs: HashMap<String, blake3::Hash>,
     /// The model the vectors below are from.
     vectors_model: String,
     /// Quantised vectors of the overlay's chunks by chunk key (see [`Overlay::embed_missing`]).
@@ -59,7 +60,8 @@ impl Overlay {
 
     /// Sets the unsaved content of `rel`.
     pub fn set(&mut self, rel: &str, text: &str) -> Result<()> {
-        if self.docs.get(rel).is_some_and(|t| t == text) {
+        let hash = blake3::hash(text.as_bytes());
+        if self.docs.get(rel) == Some(&hash) {
             return Ok(());
         }
         self.writer.delete_term(Term::from_field_text(self.fields.path, rel));
@@ -68,7 +70,7 @@ impl Overlay {
         for doc in docs {
             self.writer.add_document(doc).map_err(|e| Error::tantivy("<memory>", e))?;
         }
-        self.docs.insert(rel.to_string(), text.to_string());
+        self.docs.insert(rel.to_string(), hash);
         self.commit()
     }
 
@@ -84,11 +86,6 @@ impl Overlay {
     /// Whether the overlay holds `rel`.
     pub fn contains(&self, rel: &str) -> bool {
         self.docs.contains_key(rel)
-    }
-
-    /// The unsaved content of `rel`.
-    pub fn text(&self, rel: &str) -> Option<&str> {
-        self.docs.get(rel).map(String::as_str)
     }
 
     /// Whether the overlay holds no document.
@@ -144,16 +141,7 @@ impl Overlay {
             return Ok(0);
         }
         let texts: Vec<&str> = missing.iter().map(|(_, t)| t.as_str()).collect();
-        let vectors = embedder
-            .embed(&texts, TextKind::Document)
-            .map_err(|e| Error::Embedding(e.to_string()))?;
-        if vectors.len() != missing.len() {
-            return Err(Error::Embedding(format!(
-                "the model gave {} vectors for {} texts",
-                vectors.len(),
-                missing.len()
-            )));
-        }
+        let vectors = crate::embed::embed_documents(embedder, &texts)?;
         for ((key, _), v) in missing.iter().zip(vectors) {
             self.vectors.insert(*key, crate::vectors::quantize(&v));
         }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, TantivyDocument};
 
-use crate::embed::{Embedder, TextKind, embed_text, priority};
+use crate::embed::{Embedder, embed_text, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
 use crate::search::{Hit, SearchOptions, collect_hits};
@@ -156,16 +156,7 @@ impl CodeIndex {
                     break 'windows;
                 }
                 let refs: Vec<&str> = group.iter().map(|(_, t)| t.as_str()).collect();
-                let vectors = embedder
-                    .embed(&refs, TextKind::Document)
-                    .map_err(|e| Error::Embedding(e.to_string()))?;
-                if vectors.len() != group.len() {
-                    return Err(Error::Embedding(format!(
-                        "the model gave {} vectors for {} texts",
-                        vectors.len(),
-                        group.len()
-                    )));
-                }
+                let vectors = crate::embed::embed_documents(embedder, &refs)?;
                 let items: Vec<(u64, Vec<f32>)> =
                     group.iter().map(|(k, _)| *k).zip(vectors).collect();
                 store.append(&items)?;

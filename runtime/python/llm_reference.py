@@ -4,7 +4,8 @@ Rust backend (runtime/src/llm/onnx.rs) is checked and benchmarked against.
 
     python3 llm_reference.py --model DIR generate --prompt "The capital of France is" -n 32
         greedy generation with a KV cache (prompt in one run, then one token per run); prints
-        a JSON object with the prompt and generated token ids, the text and timings.
+        a JSON object with the prompt and generated token ids, the text, timings, the
+        onnxruntime version and the processor (onnxruntime's 8-bit kernels differ by processor).
     python3 llm_reference.py --model DIR bench --prompt-tokens 1000 -n 64
         prompt tokens/s, generation tokens/s and time to first token.
     python3 llm_reference.py --model DIR perplexity --text-file FILE
@@ -15,18 +16,50 @@ Rust backend (runtime/src/llm/onnx.rs) is checked and benchmarked against.
     python3 llm_reference.py --model DIR check-numpy --gguf FILE --prompt TEXT
         the ONNX graph against a pure-numpy forward pass over the same dequantised weights.
 
-Needs numpy, onnxruntime and tokenizers (check-* also gguf).
+Needs numpy, onnxruntime and tokenizers (check-* also gguf): `sift model install --llm` puts
+them (pinned) in $SIFT_HOME/python/llm-reference, for PYTHONPATH.
 """
 
 import argparse
 import json
 import os
+import platform
 import sys
 import time
 
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# The x86 features onnxruntime's MLAS picks its kernels by. Its 8-bit MatMulNBits kernels give
+# slightly different logits on different ones, so greedy tokens recorded on one processor may
+# differ after a dozen tokens on another.
+ISA_FLAGS = (
+    "avx", "avx2", "fma", "f16c", "avx_vnni", "avx512f", "avx512bw", "avx512dq", "avx512vl",
+    "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_tile", "amx_int8", "amx_bf16",
+)
+
+
+def cpu():
+    """This processor as /proc/cpuinfo's first entry describes it: vendor, model name and which
+    of ISA_FLAGS it has (runtime/tests/llm_onnx.rs compares the same fields)."""
+    fields = {}
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as f:
+            for line in f:
+                if not line.strip():
+                    break
+                key, _, value = line.partition(":")
+                fields[key.strip()] = value.strip()
+    except OSError:
+        pass
+    flags = set(fields.get("flags", "").split())
+    return {
+        "vendor": fields.get("vendor_id", platform.machine() or "unknown"),
+        "model_name": fields.get("model name", platform.processor()),
+        "isa": {flag: flag in flags for flag in ISA_FLAGS},
+    }
 
 
 def load_info(model_dir):
@@ -42,6 +75,7 @@ class Decoder:
         from tokenizers import Tokenizer
 
         self.info = load_info(model_dir)
+        self.onnxruntime = ort.__version__
         so = ort.SessionOptions()
         if threads:
             so.intra_op_num_threads = threads
@@ -120,6 +154,9 @@ def cmd_generate(args):
         "text": d.tokenizer.decode(out),
         "prefill_s": round(prefill, 4),
         "decode_s": round(decode, 4),
+        "onnxruntime": d.onnxruntime,
+        "threads": args.threads,
+        "cpu": cpu(),
     }, ensure_ascii=False, indent=1))
 
 

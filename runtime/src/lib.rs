@@ -1,10 +1,17 @@
-//! sift's runtime: the models (through `ort`), and later the WebAssembly plugin sandbox, the
-//! agent and the bug-finder, each behind a trait so the layers above can be tested with fakes.
+//! sift's runtime: what runs inside the engine, each behind a trait or a plain data type so the
+//! layers above can be tested with fakes:
+//! - [`embed`]: the embedding models semantic search uses (the indexer owns the
+//!   [`sift_indexer::Embedder`] trait, this crate implements it);
+//! - [`llm`]: language models (the [`llm::LanguageModel`] trait, a local ONNX decoder, an
+//!   OpenAI-compatible endpoint, a scripted fake);
+//! - [`review`]: the bug-finder's rule engine and the model reviewer;
+//! - [`edit`]: edits as one type.
 //!
-//! Today it holds the embedding models that semantic search uses ([`embed`]): the indexer owns
-//! the [`sift_indexer::Embedder`] trait, this crate implements it. It re-exports the indexer for
-//! the layers above, keeping the dependency direction `lsp → runtime → indexer`.
+//! The sandbox, the agent and WebAssembly plugins will live here too. The engine
+//! (`sift-engine`) sits above this crate and the front ends above the engine:
+//! `lsp → engine → runtime → indexer`.
 
+pub mod edit;
 pub mod embed;
 pub mod llm;
 pub mod review;

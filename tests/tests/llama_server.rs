@@ -1,6 +1,7 @@
 //! The OpenAI backend against a real server: llama.cpp's `llama-server` serving Gemma 3 270M on
-//! 127.0.0.1, both installed by `scripts/llama-server.sh`. Skipped (with the reason printed)
-//! when they are not installed, unless `SIFT_REQUIRE_LLAMA=1`, which turns that into a failure.
+//! 127.0.0.1, both installed by `scripts/llama-server.sh` (a build of about 22 minutes, too long
+//! for the test command). So the test is `#[ignore]`d; run it with `cargo test -p sift-tests
+//! --test llama_server -- --ignored` after the install. Run so, a missing install is a failure.
 //! `SIFT_LLAMA_DIR` says where they are (default `~/.cache/sift/llama-server`).
 
 use std::io::{Read, Write};
@@ -27,8 +28,8 @@ fn install_dir() -> PathBuf {
     cache.join("sift/llama-server")
 }
 
-/// The server binary and the model, or why the test cannot run.
-fn installed() -> Option<(PathBuf, PathBuf)> {
+/// The server binary and the model; the test fails when they are not installed.
+fn installed() -> (PathBuf, PathBuf) {
     let dir = install_dir();
     let server = dir.join("bin/llama-server");
     let model = dir.join("gemma-3-270m-q4_k_m.gguf");
@@ -38,14 +39,9 @@ fn installed() -> Option<(PathBuf, PathBuf)> {
         .map(|p| p.display().to_string())
         .collect();
     if missing.is_empty() {
-        return Some((server, model));
+        return (server, model);
     }
-    let reason = format!("not installed: {} (run scripts/llama-server.sh)", missing.join(", "));
-    if std::env::var("SIFT_REQUIRE_LLAMA").as_deref() == Ok("1") {
-        panic!("SIFT_REQUIRE_LLAMA=1 but llama-server is {reason}");
-    }
-    eprintln!("skipped: llama-server is {reason}");
-    None
+    panic!("llama-server is not installed: {} (run scripts/llama-server.sh)", missing.join(", "))
 }
 
 /// The running server; killed when dropped.
@@ -69,8 +65,9 @@ fn get_status(port: u16, path: &str) -> Option<u16> {
 }
 
 #[test]
+#[ignore = "needs llama-server from scripts/llama-server.sh (a 22-minute build): run with --ignored"]
 fn a_greedy_chat_with_a_real_llama_server_streams_an_answer_with_usage() {
-    let Some((binary, model_file)) = installed() else { return };
+    let (binary, model_file) = installed();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let log = tempfile::NamedTempFile::new().unwrap();
     let started = Instant::now();

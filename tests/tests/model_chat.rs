@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use sift_runtime::llm::openai::fixture::{FakeServer, Reply, StreamEnd, text_events};
+use sift_test_support::openai::{FakeServer, Reply, StreamEnd, text_events};
 use sift_tests::{sift, stderr, stdout, write};
 
 /// `sift model ARGS` aimed at `server`, with a private user configuration folder.

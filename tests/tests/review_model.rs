@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::Output;
 
-use sift_runtime::llm::openai::fixture::{FakeServer, Reply};
+use sift_test_support::openai::{FakeServer, Reply};
 use sift_tests::{git, sift, stderr, stdout, write};
 
 /// A repository with `stats.py` committed, and a change that adds `mean` (lines 4–5).

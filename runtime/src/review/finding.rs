@@ -62,26 +62,8 @@ pub fn fingerprint(rule: &str, path: &str, text: &str) -> String {
     hasher.finalize().to_hex()[..16].to_string()
 }
 
-/// A replacement of one byte range of the file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fix {
-    /// Byte offset of the start of the replaced range.
-    pub start_byte: usize,
-    /// Byte offset just past the end of the replaced range.
-    pub end_byte: usize,
-    /// The new text.
-    pub replacement: String,
-}
-
-impl Fix {
-    /// `source` with this fix applied; `None` when the range does not fit `source` (the file
-    /// changed since it was checked).
-    pub fn apply(&self, source: &str) -> Option<String> {
-        let before = source.get(..self.start_byte)?;
-        let after = source.get(self.end_byte..)?;
-        Some(format!("{before}{}{after}", self.replacement))
-    }
-}
+/// A finding's fix: a replacement of one byte range of the file (sift's one edit type).
+pub use crate::edit::Edit as Fix;
 
 /// The lines of a file a review is limited to (for example, the lines a diff added or changed).
 /// A finding is kept when any of its lines is in the filter.

@@ -52,22 +52,11 @@ impl LineFix {
     /// Widens `fix` to the whole lines it touches in `source`; `None` when its range does not fit
     /// `source`.
     pub fn from_fix(fix: &Fix, source: &str) -> Option<LineFix> {
-        let before = source.get(..fix.start_byte)?;
-        let after = source.get(fix.end_byte..)?;
-        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-        let mut line_end = after.find('\n').map_or(source.len(), |i| fix.end_byte + i);
-        if line_end > fix.end_byte && source.as_bytes().get(line_end - 1) == Some(&b'\r') {
-            line_end -= 1;
-        }
-        let head = source.get(line_start..fix.start_byte)?;
-        let tail = source.get(fix.end_byte..line_end)?;
-        let old = source.get(line_start..line_end)?;
-        let start_line = source[..line_start].matches('\n').count() + 1;
-        let end_line = start_line + old.matches('\n').count();
+        let lines = fix.whole_lines(source)?;
         Some(LineFix {
-            start_line,
-            end_line,
-            replacement: format!("{head}{}{tail}", fix.replacement),
+            start_line: lines.start_line,
+            end_line: lines.end_line,
+            replacement: lines.replacement,
         })
     }
 }

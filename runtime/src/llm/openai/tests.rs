@@ -1,12 +1,12 @@
-//! The OpenAI backend against the scripted local server in [`super::fixture`].
+//! The OpenAI backend against the scripted local server of `sift_test_support::openai`.
 
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::fixture::{FakeServer, Reply, StreamEnd, text_events};
 use super::*;
 use crate::llm::{GenerationParams, ToolSpec};
+use sift_test_support::openai::{FakeServer, Reply, StreamEnd, text_events};
 
 fn config(server: &FakeServer) -> OpenAiConfig {
     OpenAiConfig {

@@ -1,5 +1,5 @@
 //! A tiny scripted HTTP server on `127.0.0.1` that plays an OpenAI-compatible endpoint, for
-//! tests of [`super::OpenAiModel`] and of the `sift model chat` command: each connection gets
+//! tests of sift's OpenAI-compatible backend (`sift_runtime::llm::openai`) and of the `sift model chat` command: each connection gets
 //! the next scripted [`Reply`], and every request is recorded. Standard library only; nothing
 //! here reaches beyond this machine.
 
