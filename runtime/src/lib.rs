@@ -8,5 +8,6 @@
 pub mod embed;
 pub mod llm;
 pub mod review;
+pub mod setting;
 
 pub use sift_indexer as indexer;
