@@ -66,7 +66,7 @@ pub enum Kind {
         /// Larger values are clamped to this.
         max: u64,
     },
-    /// Any text.
+    /// Any text; empty: unset.
     Text,
     /// One of a few words.
     Choice {
@@ -82,7 +82,7 @@ pub enum Kind {
     Path,
     /// An `http://` or `https://` URL (a trailing `/` is dropped).
     Url,
-    /// The name of an environment variable (never its value).
+    /// The name of an environment variable (never its value); empty: unset.
     EnvName,
 }
 
@@ -162,7 +162,7 @@ impl std::fmt::Display for Raw {
 }
 
 impl Kind {
-    /// Checks `raw` and returns its value (`None`: unset, an empty path); `base` is the folder
+    /// Checks `raw` and returns its value (`None`: unset, an empty text, name or path); `base` is the folder
     /// relative paths are taken from. The error says what was expected.
     pub(crate) fn parse(&self, raw: &Raw, base: Option<&Path>) -> Result<Option<Value>, String> {
         let text = || match raw {
@@ -188,7 +188,10 @@ impl Kind {
                     _ => Err(format!("expected a whole number of at least {min}, found {raw}")),
                 }
             }
-            Kind::Text => Ok(Some(Value::Text(text()?))),
+            Kind::Text => {
+                let t = text()?;
+                Ok((!t.is_empty()).then_some(Value::Text(t)))
+            }
             Kind::Choice { noun, values } => {
                 let t = text()?;
                 if values.contains(&t.as_str()) {
@@ -232,6 +235,9 @@ impl Kind {
             }
             Kind::EnvName => {
                 let t = text()?;
+                if t.is_empty() {
+                    return Ok(None);
+                }
                 let mut chars = t.chars();
                 let valid = chars.next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                     && chars.all(|c| c.is_ascii_alphanumeric() || c == '_');

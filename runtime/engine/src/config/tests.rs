@@ -511,3 +511,39 @@ fn every_default_is_a_valid_value_of_its_key() {
         }
     }
 }
+
+#[test]
+fn any_value_of_any_kind_in_any_key_builds_or_fails_its_section_never_panics() {
+    let values = ["\"\"", "\"x\"", "0", "1", "-1", "true", "1.5", "[1]", "{ a = 1 }", "\"cuda\""];
+    for section in SECTIONS {
+        for key in section.keys.iter().filter(|k| k.in_files) {
+            for value in values {
+                let f =
+                    Fixture::new().repo(&format!("[{}]\n{} = {value}\n", section.name, key.name));
+                let config = f.load();
+                let built = [
+                    config.index().err(),
+                    config.embed().err(),
+                    config.model().err(),
+                    config.review().err(),
+                ];
+                let failed: Vec<_> = built.into_iter().flatten().collect();
+                assert!(failed.iter().all(|e| e.section == section.name), "{failed:?}");
+                let _ = config.update_options(Duration::from_secs(1));
+                let _ = config.to_json();
+            }
+        }
+    }
+}
+
+#[test]
+fn empty_text_is_unset() {
+    let f = Fixture::new()
+        .user("[model]\nname = \"user\"\n")
+        .repo("[model]\nname = \"\"\napi_key_env = \"\"\n[embed]\nmodel = \"\"\n");
+    let config = f.load();
+    let model = config.model().unwrap();
+    assert_eq!(model.name, Setting::from(None, Source::Repo(f.repo_file())));
+    assert_eq!(model.api_key_env.value, None);
+    assert_eq!(config.embed().unwrap().model_name(), DEFAULT_MODEL);
+}
