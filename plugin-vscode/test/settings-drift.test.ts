@@ -17,17 +17,24 @@ import { readPackageJson, repoFile, siftBinary } from './paths';
 
 const properties = readPackageJson().contributes.configuration.properties as Record<string, SettingSchema>;
 
-/** The schema from `sift config schema --json`, when this sift has that command (sift 0.1 has not). */
+/**
+ * The schema from `sift config schema --json`, when this sift has that command (sift 0.1 has
+ * not). With SIFT_REQUIRE_BINARY=1 (the repository's test command) the binary must answer.
+ */
 function schemaFromBinary(): ServerKey[] | undefined {
+    const required = process.env.SIFT_REQUIRE_BINARY === '1';
     const bin = siftBinary();
     if (bin === undefined) {
+        assert.ok(!required, 'SIFT_REQUIRE_BINARY=1 but no sift binary was found');
         return undefined;
     }
     try {
-        const out = execFileSync(bin, ['config', 'schema', '--json'], { timeout: 10000, stdio: ['ignore', 'pipe', 'ignore'] });
+        const out = execFileSync(bin, ['config', 'schema', '--json'], { timeout: 10000, stdio: ['ignore', 'pipe', 'pipe'] });
         return parseJsonSchema(JSON.parse(out.toString('utf8')));
-    } catch {
-        return undefined; // sift 0.1 has no `config` command
+    } catch (e) {
+        // sift 0.1 has no `config` command.
+        assert.ok(!required, `SIFT_REQUIRE_BINARY=1 but \`${bin} config schema --json\` failed: ${String(e)}`);
+        return undefined;
     }
 }
 

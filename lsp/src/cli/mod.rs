@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+mod config;
 mod eval;
 mod feedback;
 mod index;
@@ -44,6 +45,8 @@ enum Command {
     Review(review::ReviewArgs),
     /// The review findings marked as wrong: list, dismiss, forget.
     Feedback(feedback::FeedbackArgs),
+    /// Show the configuration in force and where each value came from, or its schema.
+    Config(config::ConfigArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -104,6 +107,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
         Command::Feedback(args) => feedback::run(args),
+        Command::Config(args) => config::run(args),
     }
 }
 
@@ -129,7 +133,7 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
 
 /// The configuration of `root` for a command: the user's and the repository's files and the
 /// process environment, with `flags` over them (see `sift_engine::config`).
-pub fn config(
+pub fn load_config(
     root: &Path,
     flags: &[sift_engine::config::Flag],
 ) -> Result<sift_engine::config::Config> {
@@ -165,7 +169,7 @@ impl WalkArgs {
 /// otherwise).
 pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_indexer::UpdateOptions> {
     let every = sift_indexer::UpdateOptions::default().commit_interval;
-    Ok(config(root, &walk.flags())?.update_options(every)?)
+    Ok(load_config(root, &walk.flags())?.update_options(every)?)
 }
 
 /// Human-readable byte count.

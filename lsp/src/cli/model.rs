@@ -96,7 +96,7 @@ pub fn run(args: ModelArgs) -> Result<ExitCode> {
 
 /// The language-model configuration for a repository (files and environment).
 fn model_config(repo: &RepoArgs) -> Result<ModelConfig> {
-    Ok(super::config(&repo.root(), &[])?.model()?)
+    Ok(super::load_config(&repo.root(), &[])?.model()?)
 }
 
 fn chat(args: ChatArgs) -> Result<ExitCode> {
@@ -230,7 +230,7 @@ fn language_model_info(repo: &RepoArgs) -> bool {
 
 #[allow(clippy::print_stdout)]
 fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
-    let layered = super::config(&repo.root(), &[])?;
+    let layered = super::load_config(&repo.root(), &[])?;
     let config = layered.embed()?;
     let name = config.model_name();
     let why = layered.get("embed", "model").map(|s| s.source.to_string()).unwrap_or_default();

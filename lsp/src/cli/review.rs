@@ -191,7 +191,7 @@ fn model_for_review(
     if args.no_model {
         return Ok((None, None));
     }
-    let config = super::config(root, &[])?.model()?;
+    let config = super::load_config(root, &[])?.model()?;
     let configured =
         [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
             .iter()

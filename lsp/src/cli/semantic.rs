@@ -15,7 +15,7 @@ use super::progress::TerminalProgress;
 
 /// `[embed]` of `root`'s configuration (files and environment).
 pub fn embed_config(root: &Path) -> Result<EmbedConfig> {
-    Ok(super::config(root, &[])?.embed()?)
+    Ok(super::load_config(root, &[])?.embed()?)
 }
 
 /// Loads the configured model. When it cannot be used, `required` makes that an error;
