@@ -221,7 +221,7 @@ fn schema_json_is_a_json_schema_of_every_key_files_and_editors_may_set() {
         json!({ "index": { "max_file_sise": 1 } }),
         json!({ "model": { "backend": "llama" } }),
         json!({ "model": { "api_key": "sk" } }),
-        json!({ "embed": { "batch": 0 } }),
+        json!({ "embed": { "batch": -1 } }),
         json!({ "review": { "on_save": "yes" } }),
     ] {
         assert!(!validator.is_valid(&bad), "{bad}");

@@ -38,11 +38,12 @@ pub const SECTION: Section = Section {
         },
         Key {
             name: "batch",
-            kind: Kind::Count { min: 1, max: u64::MAX },
+            // 0 counts as 1 where it is used (`embed_missing`), as it always did.
+            kind: Kind::Count { min: 0, max: u64::MAX },
             default: Default::Unset,
             env: None,
             in_files: true,
-            doc: "Texts per model call (unset: 256 for static models, 32 for transformers).",
+            doc: "Texts per model call (unset: 256 for static models, 32 for transformers; 0 counts as 1).",
         },
         Key {
             name: "enabled",

@@ -279,7 +279,7 @@ fn bad_values_name_the_file_the_table_and_the_key() {
             "[embed]\ndevice = \"tpu\"\n",
             "[embed] device: \"tpu\" is not a device: use \"cpu\" or \"cuda\"",
         ),
-        ("[embed]\nbatch = 0\n", "[embed] batch: expected a whole number of at least 1, found 0"),
+        ("[embed]\nbatch = -1\n", "[embed] batch: expected a whole number of at least 0, found -1"),
         ("[embed]\nmodle = \"x\"\n", "[embed] modle: unknown key (known: model, device,"),
         ("[model]\nbakend = \"openai\"\n", "[model] bakend: unknown key"),
         (
