@@ -1,14 +1,11 @@
-//! The `[index]` section of `.sift/config.toml`: how the tree is walked.
+//! The `[index]` section of the configuration: how the tree is walked. `sift_engine::config`
+//! builds it from the configuration's layers (files, editor settings, flags); this crate reads
+//! no configuration file.
 
-use std::path::Path;
-
-use serde::Deserialize;
-
-use crate::error::{Error, Result};
 use crate::store::Entry;
 
 /// `.sift/config.toml`: the repository's configuration, committed (every part of sift reads its
-/// own table of it; the indexer, the lowest layer that reads it, registers it).
+/// own table of it; the indexer, the lowest layer that owns a table, registers the file).
 pub const CONFIG: Entry = Entry::shared_file("indexer", "config.toml");
 
 /// Default limit on the size of an indexed file: 1 MiB.
@@ -26,41 +23,6 @@ pub struct IndexConfig {
 impl Default for IndexConfig {
     fn default() -> Self {
         IndexConfig { max_file_size: DEFAULT_MAX_FILE_SIZE, follow_symlinks: true }
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawIndex {
-    max_file_size: Option<toml::Value>,
-    follow_symlinks: Option<bool>,
-}
-
-impl IndexConfig {
-    /// Reads the `[index]` table of a parsed configuration file at `path` (other tables belong
-    /// to other parts of sift and are left alone).
-    pub fn from_table(table: &toml::Table, path: &Path) -> Result<IndexConfig> {
-        let mut config = IndexConfig::default();
-        let Some(raw) = table.get("index") else { return Ok(config) };
-        let bad = |reason: String| Error::Config { path: path.to_path_buf(), reason };
-        let raw: RawIndex = raw.clone().try_into().map_err(|e| bad(format!("[index]: {e}")))?;
-        if let Some(value) = raw.max_file_size {
-            config.max_file_size = match value {
-                toml::Value::Integer(n) if n > 0 => n as u64,
-                toml::Value::String(s) => {
-                    parse_size(&s).map_err(|e| bad(format!("[index] max_file_size: {e}")))?
-                }
-                other => {
-                    return Err(bad(format!(
-                        "[index] max_file_size: expected a positive number of bytes or a size such as \"2 MiB\", found {other}"
-                    )));
-                }
-            };
-        }
-        if let Some(follow) = raw.follow_symlinks {
-            config.follow_symlinks = follow;
-        }
-        Ok(config)
     }
 }
 
@@ -97,20 +59,5 @@ mod tests {
         assert!(parse_size("lots").is_err());
         assert!(parse_size("3 parsecs").is_err());
         assert!(parse_size("0").is_err());
-    }
-
-    #[test]
-    fn index_table_is_read_and_validated() {
-        let path = Path::new("config.toml");
-        let table: toml::Table = toml::from_str(
-            "[index]\nmax_file_size = \"2 MiB\"\nfollow_symlinks = false\n[model]\nx = 1",
-        )
-        .unwrap();
-        let config = IndexConfig::from_table(&table, path).unwrap();
-        assert_eq!(config, IndexConfig { max_file_size: 2 << 20, follow_symlinks: false });
-
-        let table: toml::Table = toml::from_str("[index]\nmax_file_sise = 3").unwrap();
-        let err = IndexConfig::from_table(&table, path).unwrap_err().to_string();
-        assert!(err.contains("max_file_sise"), "{err}");
     }
 }

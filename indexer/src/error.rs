@@ -85,14 +85,6 @@ pub enum Error {
         /// Where the index was expected.
         path: PathBuf,
     },
-    /// The configuration file is invalid.
-    #[error("invalid configuration in {path}: {reason}")]
-    Config {
-        /// The configuration file.
-        path: PathBuf,
-        /// What is wrong with it.
-        reason: String,
-    },
     /// The query has nothing the index can match.
     #[error("the query {0:?} has no words to search for (letters, digits or `_`)")]
     EmptyQuery(String),

@@ -234,6 +234,41 @@ async fn indexes_on_start_with_progress_and_answers_workspace_symbol() {
     client.shutdown().await;
 }
 
+/// The editor's settings (`initializationOptions`) are a layer of the configuration over the
+/// repository's file, `[model]` included; a bad value names the layer and the key and fails only
+/// its section.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn editor_settings_are_laid_over_the_repository_file() {
+    let dir = repo();
+    let root = canonical(&dir);
+    let init = json!({"initializationOptions": {
+        "index": {"max_file_size": 60},
+        "embed": {"enabled": true, "device": "tpu"},
+        "model": {"backend": "openai", "api_key_env": "SIFT_EDITOR_KEY"},
+    }});
+    let mut client = TestClient::start(&[&root], init).await;
+    client.wait_for_progress_end().await;
+    // src/config.rs (over 60 bytes) was skipped, README.md was not.
+    let response = client.request("workspace/symbol", json!({"query": "parseConfig"})).await;
+    let found = response["result"].as_array().unwrap_or_else(|| panic!("{response}"));
+    let uris: Vec<&str> = found.iter().filter_map(|s| s["location"]["uri"].as_str()).collect();
+    assert!(uris.iter().any(|u| u.ends_with("README.md")), "{response}");
+    assert!(!uris.iter().any(|u| u.ends_with("config.rs")), "{response}");
+    let status = client
+        .request("workspace/executeCommand", json!({"command": "sift.status", "arguments": []}))
+        .await;
+    let ws = &status["result"]["workspaces"][0];
+    assert_eq!(ws["embedState"], "off", "{status}");
+    let message = ws["embedMessage"].as_str().unwrap_or_else(|| panic!("{status}"));
+    assert!(
+        message.contains(
+            "editor settings (initializationOptions): [embed] device: \"tpu\" is not a device"
+        ),
+        "{message}"
+    );
+    client.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sift_search_returns_the_documented_shape() {
     let dir = repo();

@@ -4,9 +4,11 @@
 # VS Code (code-server from npm) driven in Debian's chromium (installed by e2e/setup.sh, once, into
 # plugin-vscode/.e2e-cache). Exits non-zero on any failure.
 #
-# The unit tests include one against the real server (test/server.test.ts): it uses $SIFT_BIN,
-# else the newer of target/release/sift and target/debug/sift, and is skipped when there is
-# none (SIFT_REQUIRE_BINARY=1 makes that a failure). Needs Node 20+ and the npm registry.
+# The unit tests include one against the real server (test/server.test.ts) and the settings
+# drift check against `sift config schema --json` (test/settings-drift.test.ts): they use
+# $SIFT_BIN, else the newer of target/release/sift and target/debug/sift; without one the server
+# test is skipped and the drift check falls back to the README (SIFT_REQUIRE_BINARY=1 makes
+# either a failure). Needs Node 20+ and the npm registry.
 set -euo pipefail
 if [ -n "${SIFT_BIN:-}" ]; then
     SIFT_BIN=$(realpath "$SIFT_BIN")

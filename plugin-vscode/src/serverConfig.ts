@@ -3,13 +3,13 @@
 // pure (no `vscode`).
 //
 // Sources, best first:
-//   1. `sift config schema --json` (not in sift yet): a JSON Schema of config.toml, which
-//      `parseJsonSchema` reads: { properties: { <table>: { properties: { <key>: { type, default,
-//      description } } } } }.
-//   2. The README's "Configuration: `.sift/config.toml`" section: its ```toml example lists every
-//      key with its default (`parseReadmeConfig`).
-//   3. The Rust struct that deserialises a table (`struct RawIndex { max_file_size: …, … }` in
-//      indexer/src/config.rs; `parseRawStructs`), to catch a key the README forgot.
+//   1. `sift config schema --json`: the JSON Schema that sift generates from the same
+//      descriptors its configuration loader checks values with, which `parseJsonSchema` reads:
+//      { properties: { <table>: { properties: { <key>: { type, default, description } } } } }.
+//   2. The README's "Configuration: `.sift/config.toml`" section, for a sift without that
+//      command: its ```toml example lists every key with its default (`parseReadmeConfig`; an
+//      empty string documents a key that is unset by default). The drift test also checks that
+//      the README lists every key of the schema.
 
 import { snakeToCamel, serverConfigKey } from './settings';
 
@@ -76,29 +76,8 @@ export function parseReadmeConfig(markdown: string): ServerKey[] {
             if (m[2].includes('#') && /number of bytes|\bnumber\b|integer/i.test(comment) && !types.includes('integer')) {
                 types.push('integer');
             }
-            keys.push({ table, key: m[1], default: scalar.value, types });
-        }
-    }
-    return keys;
-}
-
-/** Reads `struct RawTable { field: Option<…>, … }` definitions (serde tables of config.toml). */
-export function parseRawStructs(rust: string): ServerKey[] {
-    const keys: ServerKey[] = [];
-    for (const m of rust.matchAll(/struct\s+Raw([A-Z][A-Za-z0-9]*)\s*\{([^}]*)\}/g)) {
-        const table = m[1].replace(/[A-Z]/g, (c, i: number) => (i === 0 ? '' : '_') + c.toLowerCase());
-        for (const f of m[2].matchAll(/(?:^|,)\s*(?:pub(?:\([^)]*\))?\s+)?([a-z_][a-z0-9_]*)\s*:\s*([^,\n]+)/gm)) {
-            const ty = f[2];
-            const types: TomlType[] = /bool/.test(ty)
-                ? ['boolean']
-                : /String/.test(ty)
-                  ? ['string']
-                  : /u\d+|i\d+|usize/.test(ty)
-                    ? ['integer']
-                    : /f32|f64/.test(ty)
-                      ? ['float']
-                      : ['string', 'integer'];
-            keys.push({ table, key: f[1], types });
+            // `key = ""` documents a key that is unset by default.
+            keys.push({ table, key: m[1], ...(scalar.value === '' ? {} : { default: scalar.value }), types });
         }
     }
     return keys;
@@ -110,7 +89,7 @@ interface SchemaNode {
     properties?: Record<string, SchemaNode>;
 }
 
-/** Reads the JSON Schema that `sift config schema --json` is proposed to print. */
+/** Reads the JSON Schema that `sift config schema --json` prints. */
 export function parseJsonSchema(schema: unknown): ServerKey[] {
     const root = schema as SchemaNode;
     const keys: ServerKey[] = [];

@@ -73,7 +73,15 @@ test('package.json defaults match what the code assumes', () => {
     assert.equal(props['sift.server.maxRestarts'].default, 5);
     assert.equal(props['sift.server.logLevel'].default, 'warn');
     assert.equal(props['sift.serverPath'].default, '');
-    // Paths that start programs must not come from an untrusted workspace.
+    // Paths that start programs or load native code or models, and where an API key goes, must
+    // not come from an untrusted workspace.
     const pkg = readPackageJson() as unknown as { capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } } };
-    assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), ['sift.server.logFile', 'sift.serverPath']);
+    assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), [
+        'sift.embed.onnxruntime',
+        'sift.model.apiKeyEnv',
+        'sift.model.baseUrl',
+        'sift.model.path',
+        'sift.server.logFile',
+        'sift.serverPath',
+    ]);
 });

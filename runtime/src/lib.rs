@@ -15,5 +15,6 @@ pub mod edit;
 pub mod embed;
 pub mod llm;
 pub mod review;
+pub mod setting;
 
 pub use sift_indexer as indexer;

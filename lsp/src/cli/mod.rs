@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
-use sift_indexer::IndexConfig;
 
+mod config;
 mod eval;
 mod feedback;
 mod index;
@@ -45,6 +45,8 @@ enum Command {
     Review(review::ReviewArgs),
     /// The review findings marked as wrong: list, dismiss, forget.
     Feedback(feedback::FeedbackArgs),
+    /// Show the configuration in force and where each value came from, or its schema.
+    Config(config::ConfigArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -105,6 +107,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
         Command::Feedback(args) => feedback::run(args),
+        Command::Config(args) => config::run(args),
     }
 }
 
@@ -128,42 +131,45 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
     Ok(())
 }
 
-/// Reads `[index]` from `ROOT/.sift/config.toml` (when present) and applies the flags.
-pub fn index_config(root: &Path, walk: &WalkArgs) -> Result<IndexConfig> {
-    let (table, path) = sift_engine::config::config_table(root, None)?;
-    let mut config = IndexConfig::from_table(&table, &path)?;
-    if let Some(max) = walk.max_file_size {
-        config.max_file_size = max;
-    }
-    if walk.no_follow_symlinks {
-        config.follow_symlinks = false;
-    }
-    Ok(config)
+/// The configuration of `root` for a command: the user's and the repository's files and the
+/// process environment, with `flags` over them (see `sift_engine::config`).
+pub fn load_config(
+    root: &Path,
+    flags: &[sift_engine::config::Flag],
+) -> Result<sift_engine::config::Config> {
+    Ok(sift_engine::config::for_cli(root, flags)?)
 }
 
-/// The update options for `root`: configuration plus the environment's tuning knobs
-/// (`SIFT_THREADS`, `SIFT_COMMIT_INTERVAL_MS`).
+impl WalkArgs {
+    /// The flags given, as configuration flags (they override every other layer).
+    pub fn flags(&self) -> Vec<sift_engine::config::Flag> {
+        let mut flags = Vec::new();
+        if let Some(max) = self.max_file_size {
+            flags.push(sift_engine::config::Flag {
+                section: "index",
+                key: "max_file_size",
+                flag: "--max-file-size",
+                value: toml::Value::Integer(i64::try_from(max).unwrap_or(i64::MAX)),
+            });
+        }
+        if self.no_follow_symlinks {
+            flags.push(sift_engine::config::Flag {
+                section: "index",
+                key: "follow_symlinks",
+                flag: "--no-follow-symlinks",
+                value: toml::Value::Boolean(false),
+            });
+        }
+        flags
+    }
+}
+
+/// The update options for `root`: `[index]` with the flags over it, and the environment's
+/// tuning knobs (`SIFT_THREADS`, `SIFT_COMMIT_INTERVAL_MS`; a command commits every 10 s
+/// otherwise).
 pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_indexer::UpdateOptions> {
-    let mut opts =
-        sift_indexer::UpdateOptions { config: index_config(root, walk)?, ..Default::default() };
-    if let Some(n) = env_number("SIFT_THREADS")? {
-        opts.threads = (n as usize).max(1);
-    }
-    if let Some(ms) = env_number("SIFT_COMMIT_INTERVAL_MS")? {
-        opts.commit_interval = std::time::Duration::from_millis(ms);
-    }
-    Ok(opts)
-}
-
-fn env_number(name: &str) -> Result<Option<u64>> {
-    match std::env::var(name) {
-        Ok(v) => v
-            .trim()
-            .parse()
-            .map(Some)
-            .map_err(|_| anyhow::anyhow!("{name} must be a whole number, not {v:?}")),
-        Err(_) => Ok(None),
-    }
+    let every = sift_indexer::UpdateOptions::default().commit_interval;
+    Ok(load_config(root, &walk.flags())?.update_options(every)?)
 }
 
 /// Human-readable byte count.

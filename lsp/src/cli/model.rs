@@ -94,9 +94,9 @@ pub fn run(args: ModelArgs) -> Result<ExitCode> {
     }
 }
 
-/// The language-model configuration for a repository, from the process environment.
+/// The language-model configuration for a repository (files and environment).
 fn model_config(repo: &RepoArgs) -> Result<ModelConfig> {
-    Ok(llm_config::load(Some(&repo.root()), &llm_config::process_env)?)
+    Ok(super::load_config(&repo.root(), &[])?.model()?)
 }
 
 fn chat(args: ChatArgs) -> Result<ExitCode> {
@@ -230,16 +230,10 @@ fn language_model_info(repo: &RepoArgs) -> bool {
 
 #[allow(clippy::print_stdout)]
 fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
-    let root = repo.root();
-    let config = super::semantic::embed_config(&root)?;
+    let layered = super::load_config(&repo.root(), &[])?;
+    let config = layered.embed()?;
     let name = config.model_name();
-    let why = if std::env::var_os("SIFT_EMBED_MODEL").is_some() {
-        "from SIFT_EMBED_MODEL"
-    } else if config.model.is_some() {
-        "from [embed] model in .sift/config.toml"
-    } else {
-        "the default"
-    };
+    let why = layered.get("embed", "model").map(|s| s.source.to_string()).unwrap_or_default();
     println!("model directory: {}", embed::sift_home().display());
     println!("embedding model: {name} ({why})");
     if !config.enabled {

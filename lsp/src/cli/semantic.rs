@@ -13,10 +13,9 @@ use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
 
 use super::progress::TerminalProgress;
 
-/// Reads `[embed]` from `ROOT/.sift/config.toml` (when present) and the environment.
+/// `[embed]` of `root`'s configuration (files and environment).
 pub fn embed_config(root: &Path) -> Result<EmbedConfig> {
-    let (table, path) = sift_engine::config::config_table(root, None)?;
-    Ok(EmbedConfig::from_table(&table, &path)?)
+    Ok(super::load_config(root, &[])?.embed()?)
 }
 
 /// Loads the configured model. When it cannot be used, `required` makes that an error;

@@ -103,22 +103,17 @@ impl Backend {
         let (ptx, prx) = mpsc::unbounded_channel();
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
         tokio::spawn(report_progress(self.client.clone(), prx, supported));
-        // Each root's settings come from its `.sift/config.toml`, with the editor's settings
-        // (initializationOptions) laid over them.
+        // Each root's settings come from the layered configuration: its files, the editor's
+        // settings (initializationOptions), the environment.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let review_overrides = overrides.clone();
         type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
         let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed)> {
-            let (table, path) = sift_engine::config::config_table(root, overrides.as_ref())?;
-            let opts = UpdateOptions {
-                config: sift_indexer::IndexConfig::from_table(&table, &path)?,
-                commit_interval: std::time::Duration::from_millis(750),
-                ..UpdateOptions::default()
-            };
+            let config = sift_engine::config::for_editor(root, overrides.as_ref())?;
+            // The server commits often, so what it indexed is soon searchable from the CLI too.
+            let opts = config.update_options(std::time::Duration::from_millis(750))?;
             // A bad `[embed]` turns semantic search off (and says why); it does not stop indexing.
-            let embed = sift_runtime::embed::EmbedConfig::from_table(&table, &path)
-                .map_err(|e| e.to_string());
-            Ok((opts, embed))
+            Ok((opts, config.embed().map_err(|e| e.to_string())))
         };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {

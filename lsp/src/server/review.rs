@@ -337,18 +337,17 @@ impl Reviews {
     }
 }
 
-/// Whether `[review] on_save` (from `root`'s `.sift/config.toml`, with the editor's settings over
-/// it) lets saves be reviewed; on unless set to `false`.
+/// Whether `[review] on_save` (the layered configuration of `root`, with the editor's settings)
+/// lets saves be reviewed; on unless set to `false`, and on when the configuration is broken
+/// (the review then says what is wrong).
 fn on_save_enabled(root: &Path, overrides: Option<&Value>) -> bool {
-    let Ok((table, path)) = sift_engine::config::config_table(root, overrides) else { return true };
-    match table.get("review").and_then(|r| r.get("on_save")) {
-        None => true,
-        Some(toml::Value::Boolean(on)) => *on,
-        Some(other) => {
-            tracing::warn!(
-                "{}: [review] on_save must be true or false, not {other}",
-                path.display()
-            );
+    let review = sift_engine::config::for_editor(root, overrides)
+        .map_err(|e| e.to_string())
+        .and_then(|c| c.review().map_err(|e| e.to_string()));
+    match review {
+        Ok(review) => review.on_save,
+        Err(e) => {
+            tracing::warn!("{e}");
             true
         }
     }

@@ -6,6 +6,12 @@ pub enum Error {
     /// The index (or reading the repository) failed.
     #[error(transparent)]
     Index(#[from] sift_indexer::Error),
+    /// The configuration could not be read.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A section of the configuration is invalid.
+    #[error(transparent)]
+    Invalid(#[from] crate::config::Invalid),
     /// Semantic search was asked for where no workspace has vectors; says why.
     #[error("semantic search is not available: {0}")]
     SemanticUnavailable(String),

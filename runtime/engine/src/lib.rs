@@ -5,7 +5,8 @@
 //!   and model.
 //! - [`search`]: the one search entry point ([`search::search`]): a query with a mode and
 //!   limits, over one or more workspaces, unsaved buffers merged inside it.
-//! - [`config`]: `.sift/config.toml` with editor settings laid over it.
+//! - [`config`]: the one layered configuration (defaults, user file, repository file, editor
+//!   settings, environment, flags), every value with its source, a typed section per subsystem.
 //! - [`store`]: `.sift/`, opened with every subsystem's entries.
 //! - [`semantic`]: a workspace's embeddings: model, vector cache, search matrix and the passes
 //!   that fill it.

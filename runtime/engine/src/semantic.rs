@@ -81,7 +81,7 @@ impl Semantic {
         let (model, unavailable, batch) = match config {
             Err(e) => (None, Some(e), 1),
             Ok(config) if !config.enabled => {
-                (None, Some("turned off in .sift/config.toml".into()), 1)
+                (None, Some("turned off ([embed] enabled = false)".into()), 1)
             }
             Ok(config) => match embed::load(&config) {
                 Ok(model) => {

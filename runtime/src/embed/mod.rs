@@ -35,6 +35,18 @@ pub enum Device {
     Cuda,
 }
 
+impl std::str::FromStr for Device {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Device, String> {
+        match text {
+            "cpu" => Ok(Device::Cpu),
+            "cuda" => Ok(Device::Cuda),
+            other => Err(format!("{other:?} is not a device: use \"cpu\" or \"cuda\"")),
+        }
+    }
+}
+
 impl std::fmt::Display for Device {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -77,14 +89,6 @@ pub enum ModelError {
     /// `sift model install` failed.
     #[error("model install failed: {0}")]
     Install(String),
-    /// The `[embed]` configuration is invalid.
-    #[error("invalid configuration in {path}: {reason}")]
-    Config {
-        /// The configuration file.
-        path: PathBuf,
-        /// What is wrong.
-        reason: String,
-    },
 }
 
 /// `sift-model.toml`: what a model directory holds.
@@ -118,8 +122,10 @@ pub enum ModelKind {
     Static,
 }
 
-/// The `[embed]` section of `.sift/config.toml`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// The `[embed]` section of the configuration (`sift_engine::config` builds it from the
+/// configuration's layers: files, editor settings, `SIFT_EMBED_MODEL`, `SIFT_EMBED_DEVICE`,
+/// `ORT_DYLIB_PATH`).
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct EmbedConfig {
     /// A model name in the model directory, or a path to a model directory.
     pub model: Option<String>,
@@ -135,60 +141,21 @@ pub struct EmbedConfig {
     pub enabled: bool,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RawEmbed {
-    model: Option<String>,
-    device: Option<Device>,
-    threads: Option<usize>,
-    onnxruntime: Option<PathBuf>,
-    batch: Option<usize>,
-    enabled: Option<bool>,
+impl Default for EmbedConfig {
+    /// The default model on the CPU, embeddings on.
+    fn default() -> Self {
+        EmbedConfig {
+            model: None,
+            device: Device::Cpu,
+            threads: 0,
+            onnxruntime: None,
+            batch: None,
+            enabled: true,
+        }
+    }
 }
 
 impl EmbedConfig {
-    /// Reads the `[embed]` table of a parsed configuration file, then the environment
-    /// (`SIFT_EMBED_MODEL`, `SIFT_EMBED_DEVICE`, `ORT_DYLIB_PATH`) over it.
-    pub fn from_table(table: &toml::Table, path: &Path) -> Result<EmbedConfig, ModelError> {
-        let mut config = EmbedConfig { enabled: true, ..EmbedConfig::default() };
-        if let Some(raw) = table.get("embed") {
-            let raw: RawEmbed = raw.clone().try_into().map_err(|e| ModelError::Config {
-                path: path.to_path_buf(),
-                reason: format!("[embed]: {e}"),
-            })?;
-            config.model = raw.model;
-            config.device = raw.device.unwrap_or_default();
-            config.threads = raw.threads.unwrap_or(0);
-            config.onnxruntime = raw.onnxruntime.filter(|p| !p.as_os_str().is_empty());
-            config.batch = raw.batch;
-            config.enabled = raw.enabled.unwrap_or(true);
-        }
-        config.apply_env(path)?;
-        Ok(config)
-    }
-
-    fn apply_env(&mut self, path: &Path) -> Result<(), ModelError> {
-        if let Some(model) = std::env::var_os("SIFT_EMBED_MODEL") {
-            self.model = Some(model.to_string_lossy().into_owned());
-        }
-        if let Ok(device) = std::env::var("SIFT_EMBED_DEVICE") {
-            self.device = match device.as_str() {
-                "cpu" => Device::Cpu,
-                "cuda" => Device::Cuda,
-                other => {
-                    return Err(ModelError::Config {
-                        path: path.to_path_buf(),
-                        reason: format!("SIFT_EMBED_DEVICE={other:?}: use cpu or cuda"),
-                    });
-                }
-            };
-        }
-        if let Some(p) = std::env::var_os("ORT_DYLIB_PATH") {
-            self.onnxruntime = Some(PathBuf::from(p));
-        }
-        Ok(())
-    }
-
     /// The configured model's name.
     pub fn model_name(&self) -> &str {
         self.model.as_deref().unwrap_or(DEFAULT_MODEL)

@@ -1,9 +1,5 @@
-//! Which language model to use: the `[model]` table of the per-user configuration
-//! (`$XDG_CONFIG_HOME/sift/config.toml`, default `~/.config/sift/config.toml`) and of the
-//! repository's (`ROOT/.sift/config.toml`), then the environment (`SIFT_MODEL_BACKEND`,
-//! `SIFT_MODEL_BASE_URL`, `SIFT_MODEL_NAME`, `SIFT_MODEL_PATH`, `SIFT_MODEL_DEVICE`). Later
-//! layers override earlier ones key by key, and every value remembers where it came from
-//! ([`Source`]), so `sift model info` can say what would be used and why.
+//! Which language model to use: the `[model]` section, as [`ModelConfig`], and [`open`], which
+//! builds the configured backend.
 //!
 //! ```toml
 //! [model]
@@ -19,9 +15,11 @@
 //! max_attempts = 4                        # tries for rate limits and server errors
 //! ```
 //!
-//! The loader reads the environment through a lookup function, so tests pass a map and never
-//! touch the process environment. Relative paths in a file are resolved against the
-//! repository root (repository file) or the file's folder (user file).
+//! The values come from sift's layered configuration (`sift_engine::config`: the user file, the
+//! repository file, the editor's settings, `SIFT_MODEL_*`), each with its [`Source`], so `sift
+//! model info` can say what would be used and why. This crate only holds the section's type;
+//! it reads no file. The API key itself is never configuration: only the name of the variable
+//! that holds it ([`ModelConfig::api_key_env`]), read when the model is opened.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,15 +28,6 @@ use std::time::Duration;
 use super::openai::{ApiKey, OpenAiConfig, OpenAiModel};
 use super::{LanguageModel, LlmError};
 use crate::embed::Device;
-
-/// The environment variables that override the files.
-pub const ENV_VARS: [&str; 5] = [
-    "SIFT_MODEL_BACKEND",
-    "SIFT_MODEL_BASE_URL",
-    "SIFT_MODEL_NAME",
-    "SIFT_MODEL_PATH",
-    "SIFT_MODEL_DEVICE",
-];
 
 /// The context window assumed when none is configured.
 pub const DEFAULT_CONTEXT_WINDOW: usize = 8192;
@@ -56,8 +45,10 @@ pub enum Backend {
     OpenAi,
 }
 
-impl Backend {
-    fn parse(text: &str) -> Result<Backend, String> {
+impl std::str::FromStr for Backend {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Backend, String> {
         match text {
             "onnx" => Ok(Backend::Onnx),
             "openai" => Ok(Backend::OpenAi),
@@ -75,50 +66,7 @@ impl fmt::Display for Backend {
     }
 }
 
-/// Where a value came from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Source {
-    /// Nothing set it.
-    #[default]
-    Default,
-    /// The per-user configuration file.
-    User(PathBuf),
-    /// The repository's configuration file.
-    Repo(PathBuf),
-    /// An environment variable.
-    Env(&'static str),
-}
-
-impl fmt::Display for Source {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Source::Default => f.write_str("default"),
-            Source::User(p) => write!(f, "user config {}", p.display()),
-            Source::Repo(p) => write!(f, "repository config {}", p.display()),
-            Source::Env(var) => write!(f, "environment {var}"),
-        }
-    }
-}
-
-/// A value and where it came from.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Setting<T> {
-    /// The value.
-    pub value: T,
-    /// Where it came from.
-    pub source: Source,
-}
-
-impl<T> Setting<T> {
-    fn default_to(value: T) -> Self {
-        Self { value, source: Source::Default }
-    }
-
-    fn set(&mut self, value: T, source: &Source) {
-        self.value = value;
-        self.source = source.clone();
-    }
-}
+pub use crate::setting::{Setting, Source};
 
 /// The effective `[model]` configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -162,92 +110,10 @@ impl Default for ModelConfig {
     }
 }
 
-/// The per-user configuration file: `$XDG_CONFIG_HOME/sift/config.toml`, else
-/// `$HOME/.config/sift/config.toml` (none without either).
-pub fn user_config_path(env: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
-    let set = |name: &str| env(name).filter(|v| !v.is_empty());
-    if let Some(xdg) = set("XDG_CONFIG_HOME").filter(|x| Path::new(x).is_absolute()) {
-        return Some(PathBuf::from(xdg).join("sift/config.toml"));
-    }
-    set("HOME").map(|home| PathBuf::from(home).join(".config/sift/config.toml"))
-}
-
-/// The process environment, as a lookup function for [`load`].
+/// The process environment, as a lookup function (for [`open_with_env`] and the configuration
+/// loader).
 pub fn process_env(name: &str) -> Option<String> {
     std::env::var(name).ok()
-}
-
-/// The configuration for the repository at `root` (none: the user file and the environment
-/// only), reading the environment through `env`.
-pub fn load(
-    root: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ModelConfig, LlmError> {
-    let user = user_config_path(env);
-    let repo = root.map(|r| r.join(".sift").join("config.toml"));
-    load_files(user.as_deref(), repo.as_deref(), env)
-}
-
-/// The configuration from these files (missing files are skipped) and `env`.
-pub fn load_files(
-    user: Option<&Path>,
-    repo: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ModelConfig, LlmError> {
-    let mut config = ModelConfig::default();
-    if let Some(path) = user
-        && let Some(table) = read_table(path)?
-    {
-        let base = path.parent().unwrap_or(Path::new("."));
-        config.apply_table(&table, &Source::User(path.to_path_buf()), base)?;
-    }
-    if let Some(path) = repo
-        && let Some(table) = read_table(path)?
-    {
-        // ROOT/.sift/config.toml: relative paths are the repository's.
-        let base = path.parent().and_then(Path::parent).unwrap_or(Path::new("."));
-        config.apply_table(&table, &Source::Repo(path.to_path_buf()), base)?;
-    }
-    config.apply_env(env)?;
-    Ok(config)
-}
-
-/// The configuration with the repository's file given as text, not read from disk: the
-/// repository's `.sift/config.toml` as a revision holds it (a review of a branch uses its base's
-/// `[model]`, so that a change cannot redirect or turn off its own review). `name` names it in
-/// messages and in [`Source::Repo`] (`<commit>:.sift/config.toml`); `root` resolves relative
-/// paths; `text` is `None` when the revision has no such file. The user file and `env` apply as
-/// in [`load`].
-pub fn load_with_repo_text(
-    root: &Path,
-    name: &Path,
-    text: Option<&str>,
-    env: &dyn Fn(&str) -> Option<String>,
-) -> Result<ModelConfig, LlmError> {
-    let mut config = ModelConfig::default();
-    if let Some(path) = user_config_path(env)
-        && let Some(table) = read_table(&path)?
-    {
-        let base = path.parent().unwrap_or(Path::new("."));
-        config.apply_table(&table, &Source::User(path.to_path_buf()), base)?;
-    }
-    if let Some(text) = text
-        && let Some(table) = model_table(text, name)?
-    {
-        config.apply_table(&table, &Source::Repo(name.to_path_buf()), root)?;
-    }
-    config.apply_env(env)?;
-    Ok(config)
-}
-
-/// A file's `[model]` table; `None` when the file or the table is absent.
-fn read_table(path: &Path) -> Result<Option<toml::Table>, LlmError> {
-    let text = match std::fs::read_to_string(path) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(LlmError::Config(format!("cannot read {}: {e}", path.display()))),
-    };
-    model_table(&text, path)
 }
 
 /// The `[model]` table of a configuration file's text (`path` names it in messages); `None`
@@ -268,84 +134,6 @@ pub fn model_table(text: &str, path: &Path) -> Result<Option<toml::Table>, LlmEr
 }
 
 impl ModelConfig {
-    fn apply_table(
-        &mut self,
-        table: &toml::Table,
-        source: &Source,
-        base: &Path,
-    ) -> Result<(), LlmError> {
-        let file = match source {
-            Source::User(p) | Source::Repo(p) => p.display().to_string(),
-            _ => String::new(),
-        };
-        for (key, value) in table {
-            let bad = |reason: String| LlmError::Config(format!("{file}: [model] {key}: {reason}"));
-            let text = || {
-                value
-                    .as_str()
-                    .map(str::to_owned)
-                    .ok_or_else(|| bad(format!("expected a string, found {}", value.type_str())))
-            };
-            let number = |min: i64| match value.as_integer() {
-                Some(n) if n >= min => Ok(n as u64),
-                _ => Err(bad(format!("expected a whole number of at least {min}, found {value}"))),
-            };
-            match key.as_str() {
-                "backend" => self.backend.set(Backend::parse(&text()?).map_err(bad)?, source),
-                "name" => self.name.set(Some(text()?), source),
-                "path" => {
-                    let path = PathBuf::from(text()?);
-                    let path = if path.is_relative() { base.join(path) } else { path };
-                    self.path.set(Some(path), source);
-                }
-                "device" => self.device.set(parse_device(&text()?).map_err(bad)?, source),
-                "base_url" => self.base_url.set(check_url(&text()?).map_err(bad)?, source),
-                "api_key_env" => {
-                    let var = text()?;
-                    if var.is_empty() || var.contains(['=', '\0']) || var.starts_with('$') {
-                        return Err(bad(format!(
-                            "{var:?} is not an environment variable's name (write OPENAI_API_KEY, not the key or $OPENAI_API_KEY)"
-                        )));
-                    }
-                    self.api_key_env.set(Some(var), source);
-                }
-                "context_window" => self.context_window.set(number(256)? as usize, source),
-                "timeout_secs" => self.timeout_secs.set(number(1)?, source),
-                "connect_timeout_secs" => self.connect_timeout_secs.set(number(1)?, source),
-                "max_attempts" => self.max_attempts.set(number(1)?.min(100) as u32, source),
-                _ => {
-                    return Err(bad(
-                        "unknown key (known: backend, name, path, device, base_url, api_key_env, context_window, timeout_secs, connect_timeout_secs, max_attempts)"
-                            .into(),
-                    ));
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn apply_env(&mut self, env: &dyn Fn(&str) -> Option<String>) -> Result<(), LlmError> {
-        for var in ENV_VARS {
-            let Some(value) = env(var).filter(|v| !v.trim().is_empty()) else { continue };
-            let value = value.trim().to_owned();
-            let source = Source::Env(var);
-            let bad = |reason: String| LlmError::Config(format!("{var}: {reason}"));
-            match var {
-                "SIFT_MODEL_BACKEND" => {
-                    self.backend.set(Backend::parse(&value).map_err(bad)?, &source)
-                }
-                "SIFT_MODEL_BASE_URL" => {
-                    self.base_url.set(check_url(&value).map_err(bad)?, &source)
-                }
-                "SIFT_MODEL_NAME" => self.name.set(Some(value), &source),
-                "SIFT_MODEL_PATH" => self.path.set(Some(PathBuf::from(value)), &source),
-                "SIFT_MODEL_DEVICE" => self.device.set(parse_device(&value).map_err(bad)?, &source),
-                _ => unreachable!("every variable of ENV_VARS is handled"),
-            }
-        }
-        Ok(())
-    }
-
     /// The OpenAI backend's settings.
     pub fn openai(&self) -> OpenAiConfig {
         OpenAiConfig {
@@ -358,25 +146,6 @@ impl ModelConfig {
             max_attempts: self.max_attempts.value,
             ..OpenAiConfig::default()
         }
-    }
-}
-
-fn parse_device(text: &str) -> Result<Device, String> {
-    match text {
-        "cpu" => Ok(Device::Cpu),
-        "cuda" => Ok(Device::Cuda),
-        other => Err(format!("{other:?} is not a device: use \"cpu\" or \"cuda\"")),
-    }
-}
-
-fn check_url(text: &str) -> Result<String, String> {
-    let url = text.trim();
-    if url.starts_with("http://") || url.starts_with("https://") {
-        Ok(url.trim_end_matches('/').to_owned())
-    } else {
-        Err(format!(
-            "{url:?} is not an http:// or https:// URL (for example http://127.0.0.1:8080/v1)"
-        ))
     }
 }
 
@@ -424,152 +193,6 @@ mod tests {
         let map: HashMap<String, String> =
             pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
         move |k| map.get(k).cloned()
-    }
-
-    /// A home with a user file and a repository with a repo file.
-    fn setup(user: &str, repo: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
-        let dir = tempfile::tempdir().unwrap();
-        let config_home = dir.path().join("xdg");
-        let root = dir.path().join("repo");
-        std::fs::create_dir_all(config_home.join("sift")).unwrap();
-        std::fs::create_dir_all(root.join(".sift")).unwrap();
-        std::fs::write(config_home.join("sift/config.toml"), user).unwrap();
-        std::fs::write(root.join(".sift/config.toml"), repo).unwrap();
-        (dir, config_home, root)
-    }
-
-    #[test]
-    fn the_repository_file_can_come_as_text_from_a_revision() {
-        // The working tree's file says one thing; the revision's text another: the text wins.
-        let (_dir, xdg, root) = setup(
-            "[model]\nbackend = \"openai\"\n",
-            "[model]\nbase_url = \"http://attacker.invalid/v1\"\n",
-        );
-        let env = env_of(&[("XDG_CONFIG_HOME", xdg.to_str().unwrap())]);
-        let name = Path::new("0123456789ab:.sift/config.toml");
-        let text = "[model]\nname = \"team-model\"\npath = \"models/d\"\n";
-        let config = load_with_repo_text(&root, name, Some(text), &env).unwrap();
-        assert_eq!(config.backend.value, Backend::OpenAi, "the user file still applies");
-        assert_eq!(config.base_url.source, Source::Default);
-        assert_eq!(config.name.source, Source::Repo(name.to_path_buf()));
-        assert_eq!(config.path.value, Some(root.join("models/d")));
-        let none = load_with_repo_text(&root, name, None, &env).unwrap();
-        assert_eq!(none.name.source, Source::Default);
-        let err = load_with_repo_text(&root, name, Some("[model]\nnope = 1\n"), &env).unwrap_err();
-        assert!(err.to_string().contains("0123456789ab:.sift/config.toml: [model] nope"), "{err}");
-    }
-
-    #[test]
-    fn nothing_configured_means_the_local_default_model() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = load(Some(dir.path()), &env_of(&[])).unwrap();
-        assert_eq!(config, ModelConfig::default());
-        assert_eq!(config.backend.value, Backend::Onnx);
-        assert_eq!(config.context_window.value, DEFAULT_CONTEXT_WINDOW);
-        assert_eq!(config.context_window.source, Source::Default);
-    }
-
-    #[test]
-    fn repository_overrides_user_and_environment_overrides_both_key_by_key() {
-        let (_dir, xdg, root) = setup(
-            "[model]\nbackend = \"openai\"\nname = \"user-model\"\napi_key_env = \"USER_KEY\"\ncontext_window = 4096\n",
-            "[index]\nmax_file_size = 10\n[model]\nname = \"repo-model\"\ncontext_window = 16384\n",
-        );
-        let xdg_s = xdg.to_str().unwrap();
-        let env = env_of(&[("XDG_CONFIG_HOME", xdg_s), ("SIFT_MODEL_NAME", "env-model")]);
-        let config = load(Some(&root), &env).unwrap();
-        let user_file = Source::User(xdg.join("sift/config.toml"));
-        let repo_file = Source::Repo(root.join(".sift/config.toml"));
-        assert_eq!(config.backend, Setting { value: Backend::OpenAi, source: user_file.clone() });
-        assert_eq!(config.api_key_env.value.as_deref(), Some("USER_KEY"));
-        assert_eq!(config.api_key_env.source, user_file);
-        assert_eq!(config.context_window, Setting { value: 16384, source: repo_file });
-        assert_eq!(
-            config.name,
-            Setting { value: Some("env-model".into()), source: Source::Env("SIFT_MODEL_NAME") }
-        );
-        assert_eq!(config.base_url.source, Source::Default);
-        // Without the environment, the repository's name wins over the user's.
-        let config = load(Some(&root), &env_of(&[("XDG_CONFIG_HOME", xdg_s)])).unwrap();
-        assert_eq!(config.name.value.as_deref(), Some("repo-model"));
-    }
-
-    #[test]
-    fn every_environment_variable_overrides() {
-        let (_dir, xdg, root) = setup(
-            "[model]\nbackend = \"openai\"\nbase_url = \"http://a/v1\"\ndevice = \"cpu\"\n",
-            "",
-        );
-        let env = env_of(&[
-            ("XDG_CONFIG_HOME", xdg.to_str().unwrap()),
-            ("SIFT_MODEL_BACKEND", "onnx"),
-            ("SIFT_MODEL_BASE_URL", "http://127.0.0.1:9/v1/"),
-            ("SIFT_MODEL_PATH", "/models/decoder"),
-            ("SIFT_MODEL_DEVICE", "cuda"),
-        ]);
-        let config = load(Some(&root), &env).unwrap();
-        assert_eq!(config.backend.value, Backend::Onnx);
-        assert_eq!(config.base_url.value, "http://127.0.0.1:9/v1");
-        assert_eq!(config.path.value.as_deref(), Some(Path::new("/models/decoder")));
-        assert_eq!(config.device.value, Device::Cuda);
-        assert_eq!(config.device.source, Source::Env("SIFT_MODEL_DEVICE"));
-    }
-
-    #[test]
-    fn the_user_file_is_under_xdg_config_home_else_home() {
-        let p = user_config_path(&env_of(&[("XDG_CONFIG_HOME", "/x"), ("HOME", "/h")]));
-        assert_eq!(p, Some(PathBuf::from("/x/sift/config.toml")));
-        let p = user_config_path(&env_of(&[("XDG_CONFIG_HOME", ""), ("HOME", "/h")]));
-        assert_eq!(p, Some(PathBuf::from("/h/.config/sift/config.toml")));
-        assert_eq!(user_config_path(&env_of(&[])), None);
-    }
-
-    #[test]
-    fn unknown_keys_and_bad_values_name_the_file_and_key() {
-        let cases = [
-            ("[model]\nbakend = \"openai\"\n", "[model] bakend: unknown key"),
-            ("[model]\nbackend = \"llama\"\n", "[model] backend: \"llama\" is not a backend"),
-            ("[model]\ndevice = \"tpu\"\n", "[model] device: \"tpu\" is not a device"),
-            (
-                "[model]\ncontext_window = \"big\"\n",
-                "[model] context_window: expected a whole number",
-            ),
-            (
-                "[model]\ntimeout_secs = 0\n",
-                "[model] timeout_secs: expected a whole number of at least 1",
-            ),
-            (
-                "[model]\nbase_url = \"localhost:8080\"\n",
-                "[model] base_url: \"localhost:8080\" is not an http",
-            ),
-            ("[model]\nname = 3\n", "[model] name: expected a string, found integer"),
-            (
-                "[model]\napi_key_env = \"$OPENAI_API_KEY\"\n",
-                "[model] api_key_env: \"$OPENAI_API_KEY\" is not",
-            ),
-            ("model = 1\n", "model must be a table"),
-            ("[model\n", "config.toml: "),
-        ];
-        for (text, wanted) in cases {
-            let (_dir, _xdg, root) = setup("", text);
-            let err = load(Some(&root), &env_of(&[])).unwrap_err().to_string();
-            assert!(err.contains(wanted), "{text:?}: {err}");
-            assert!(err.contains(&root.join(".sift/config.toml").display().to_string()), "{err}");
-        }
-        let dir = tempfile::tempdir().unwrap();
-        let err = load(Some(dir.path()), &env_of(&[("SIFT_MODEL_BACKEND", "gpt")])).unwrap_err();
-        assert!(err.to_string().contains("SIFT_MODEL_BACKEND: \"gpt\" is not a backend"), "{err}");
-    }
-
-    #[test]
-    fn relative_paths_resolve_against_the_repository_or_the_user_config_folder() {
-        let (_dir, xdg, root) = setup("[model]\npath = \"user-model\"\n", "");
-        let env = env_of(&[("XDG_CONFIG_HOME", xdg.to_str().unwrap())]);
-        let config = load(Some(&root), &env).unwrap();
-        assert_eq!(config.path.value, Some(xdg.join("sift/user-model")));
-        std::fs::write(root.join(".sift/config.toml"), "[model]\npath = \"models/d\"\n").unwrap();
-        let config = load(Some(&root), &env).unwrap();
-        assert_eq!(config.path.value, Some(root.join("models/d")));
     }
 
     #[test]

@@ -70,8 +70,8 @@ pub enum Error {
     #[error(transparent)]
     Config(#[from] ReviewError),
     /// The `[model]` configuration could not be read.
-    #[error(transparent)]
-    ModelConfig(LlmError),
+    #[error("{0}")]
+    ModelConfig(String),
     /// The configured language model could not be opened.
     #[error("the model reviewer's language model: {0}")]
     Model(LlmError),

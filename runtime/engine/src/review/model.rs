@@ -72,11 +72,17 @@ pub fn model_for_review(
             let commit = git::merge_base(&root, rev, &head)?;
             let text = settings::file_at(&root, &commit, settings::MODEL_CONFIG)?;
             let name = PathBuf::from(format!("{}:{}", short(&commit), settings::MODEL_CONFIG));
-            llm_config::load_with_repo_text(&root, &name, text.as_deref(), env)
+            let inputs = crate::config::Inputs {
+                repo_file: Some((name, text.as_deref())),
+                ..crate::config::Inputs::new(Some(&root), env)
+            };
+            crate::config::Config::load(&inputs)
         }
-        None => llm_config::load(Some(root), env),
+        None => crate::config::Config::load(&crate::config::Inputs::new(Some(root), env)),
     }
-    .map_err(Error::ModelConfig)?;
+    .map_err(|e| Error::ModelConfig(e.to_string()))?
+    .model()
+    .map_err(|e| Error::ModelConfig(e.to_string()))?;
     let configured =
         [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
             .iter()

@@ -1,0 +1,80 @@
+//! `[embed]`: the embedding model (`sift_runtime::embed::EmbedConfig`).
+
+use sift_runtime::embed::{DEFAULT_MODEL, EmbedConfig};
+
+use super::spec::{Default, Key, Kind, Section};
+use super::{Config, Invalid};
+
+/// The `[embed]` section's keys.
+pub const SECTION: Section = Section {
+    name: "embed",
+    doc: "The embedding model that semantic and hybrid search use.",
+    strict: true,
+    refused: &[],
+    keys: &[
+        Key {
+            name: "model",
+            kind: Kind::Text,
+            default: Default::Text(DEFAULT_MODEL),
+            env: Some("SIFT_EMBED_MODEL"),
+            in_files: true,
+            doc: "A model in sift's model directory (\"all-minilm-l6-v2-static\"; \"all-minilm-l6-v2\", the transformer: better results, much slower to embed), or a model directory (a path with a /).",
+        },
+        Key {
+            name: "device",
+            kind: Kind::Choice { noun: "a device", values: &["cpu", "cuda"] },
+            default: Default::Text("cpu"),
+            env: Some("SIFT_EMBED_DEVICE"),
+            in_files: true,
+            doc: "Where transformer models run; cuda needs onnxruntime-gpu and falls back to the CPU with a notice.",
+        },
+        Key {
+            name: "threads",
+            kind: Kind::Count { min: 0, max: u64::MAX },
+            default: Default::Count(0),
+            env: None,
+            in_files: true,
+            doc: "onnxruntime intra-op threads for transformer models (0: onnxruntime's choice).",
+        },
+        Key {
+            name: "batch",
+            // 0 counts as 1 where it is used (`embed_missing`), as it always did.
+            kind: Kind::Count { min: 0, max: u64::MAX },
+            default: Default::Unset,
+            env: None,
+            in_files: true,
+            doc: "Texts per model call (unset: 256 for static models, 32 for transformers; 0 counts as 1).",
+        },
+        Key {
+            name: "enabled",
+            kind: Kind::Bool,
+            default: Default::Bool(true),
+            env: None,
+            in_files: true,
+            doc: "false turns embeddings off: lexical search only.",
+        },
+        Key {
+            name: "onnxruntime",
+            kind: Kind::Path,
+            default: Default::Unset,
+            env: Some("ORT_DYLIB_PATH"),
+            in_files: true,
+            doc: "The libonnxruntime.so to load (unset: sift's model directory, then an installed onnxruntime Python package).",
+        },
+    ],
+};
+
+impl Config {
+    /// `[embed]`.
+    pub fn embed(&self) -> Result<EmbedConfig, Invalid> {
+        let s = self.section(&SECTION)?;
+        Ok(EmbedConfig {
+            model: s.opt_text("model"),
+            device: s.parsed("device")?,
+            threads: s.count("threads") as usize,
+            onnxruntime: s.opt_path("onnxruntime"),
+            batch: s.opt_count("batch").map(|n| n as usize),
+            enabled: s.bool("enabled"),
+        })
+    }
+}
