@@ -29,7 +29,7 @@ use std::fmt::Write as _;
 
 use serde_json::{Value, json};
 
-use super::finding::{Finding, Fix};
+use super::finding::Finding;
 use super::pack::RulePack;
 use super::rule::Severity;
 use super::suppression::{Counts, Rerated, Suppressed, Why};
@@ -37,29 +37,9 @@ use super::suppression::{Counts, Rerated, Suppressed, Why};
 /// Where SARIF consumers can read about sift.
 pub const INFORMATION_URI: &str = "https://github.com/sift-dev/sift";
 
-/// A fix as whole lines: lines `start_line..=end_line` (1-based) become `replacement`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LineFix {
-    /// First replaced line, 1-based.
-    pub start_line: usize,
-    /// Last replaced line, 1-based, inclusive.
-    pub end_line: usize,
-    /// The new text of those lines, without the final line break.
-    pub replacement: String,
-}
-
-impl LineFix {
-    /// Widens `fix` to the whole lines it touches in `source`; `None` when its range does not fit
-    /// `source`.
-    pub fn from_fix(fix: &Fix, source: &str) -> Option<LineFix> {
-        let lines = fix.whole_lines(source)?;
-        Some(LineFix {
-            start_line: lines.start_line,
-            end_line: lines.end_line,
-            replacement: lines.replacement,
-        })
-    }
-}
+/// A fix as whole lines: lines `start_line..=end_line` (1-based) become `replacement`
+/// ([`Fix::whole_lines`] makes one).
+pub use crate::edit::LineEdit as LineFix;
 
 /// One finding to report, with its fix as whole lines when it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -552,6 +532,7 @@ pub fn to_text(items: &[ReportItem], total: usize, suppressed: Counts, color: bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::review::Fix;
 
     fn finding(severity: Severity) -> Finding {
         Finding {
@@ -577,12 +558,12 @@ mod tests {
         let source = "x = 1\nif a is 'b':\n    pass\n";
         let start = source.find("a is").unwrap();
         let fix = Fix { start_byte: start, end_byte: start + 8, replacement: "a == 'b'".into() };
-        let line = LineFix::from_fix(&fix, source).unwrap();
+        let line = fix.whole_lines(source).unwrap();
         assert_eq!(
             line,
             LineFix { start_line: 2, end_line: 2, replacement: "if a == 'b':".into() }
         );
-        assert_eq!(LineFix::from_fix(&Fix { start_byte: 99, ..fix }, source), None);
+        assert_eq!(Fix { start_byte: 99, ..fix }.whole_lines(source), None);
     }
 
     fn counts(dismissed: usize, configured: usize) -> Counts {

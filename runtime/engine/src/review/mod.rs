@@ -20,7 +20,7 @@ use sift_indexer::Language;
 use sift_runtime::review::diff::parse_unified_diff;
 use sift_runtime::review::feedback::Feedback;
 use sift_runtime::review::history;
-use sift_runtime::review::report::{LineFix, ReportItem};
+use sift_runtime::review::report::ReportItem;
 use sift_runtime::review::suppression::{Counts, Rerated, Suppressed, Why};
 use sift_runtime::review::{
     Finding, LineFilter, ReviewConfig, RulePack, check_file, keep_most_important,
@@ -226,7 +226,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
                 .fix
                 .as_ref()
                 .zip(sources.get(&finding.path))
-                .and_then(|(fix, source)| LineFix::from_fix(fix, source));
+                .and_then(|(fix, source)| fix.whole_lines(source));
             ReportItem { finding, fix }
         })
         .collect();
