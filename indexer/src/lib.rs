@@ -29,6 +29,7 @@ pub mod lang;
 pub mod manifest;
 pub mod overlay;
 pub mod search;
+pub mod secrets;
 pub mod semantic;
 pub mod sources;
 pub mod store;
@@ -45,6 +46,7 @@ pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, STORE_ENTRIES, Wa
 pub use lang::Language;
 pub use overlay::Overlay;
 pub use search::{Hit, SearchOptions};
+pub use secrets::{DEFAULT_SECRET_PATTERNS, SecretPatterns};
 pub use semantic::{EmbedReport, Fusion};
 pub use sources::Sources;
 pub use store::{Entry, Registry, Store};

@@ -5,9 +5,11 @@
 //! - [`llm`]: language models (the [`llm::LanguageModel`] trait, a local ONNX decoder, an
 //!   OpenAI-compatible endpoint, a scripted fake);
 //! - [`review`]: the bug-finder's rule engine and the model reviewer;
-//! - [`edit`]: edits as one type.
+//! - [`edit`]: edits as one type;
+//! - [`sandbox`]: the one policy for every path the agent touches and every command it runs
+//!   (path confinement, secrets, Linux confinement of commands, limits).
 //!
-//! The sandbox, the agent and WebAssembly plugins will live here too. The engine
+//! The agent and WebAssembly plugins will live here too. The engine
 //! (`sift-engine`) sits above this crate and the front ends above the engine:
 //! `lsp → engine → runtime → indexer`.
 
@@ -15,6 +17,7 @@ pub mod edit;
 pub mod embed;
 pub mod llm;
 pub mod review;
+pub mod sandbox;
 pub mod setting;
 
 pub use sift_indexer as indexer;

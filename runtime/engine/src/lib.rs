@@ -28,4 +28,6 @@ pub use error::{Error, Result};
 pub use search::{Found, Mode, Query, Results, search};
 /// Edits as one type (byte ranges + text; to unified diffs here, to LSP edits in the server).
 pub use sift_runtime::edit;
+/// The sandbox: the one policy for the agent's paths and commands (`sift_runtime::sandbox`).
+pub use sift_runtime::sandbox;
 pub use workspace::Workspace;

@@ -1,0 +1,654 @@
+//! Running one command under the policy: the confinement is planned here (cgroups, Landlock
+//! ruleset, seccomp program, namespaces, rlimits), applied by the child to itself
+//! (`child.rs`), and the command is watched: output read and capped, the deadline and the
+//! caller's cancellation turned into SIGTERM then SIGKILL for the whole tree, and what the
+//! walls refused (when the kernel says so) reported.
+
+use std::collections::BTreeMap;
+use std::ffi::CString;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::caps::{Capabilities, WallState, capabilities, find_program, id_maps};
+use super::child::{Plan, ReadOnlyBind, Resource};
+use super::{Denied, Policy, SandboxError};
+
+/// A command to run in the sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    /// The program (a name looked up on PATH, or a path).
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// Where it runs: inside the workspace or one of [`Command::writable`] (empty: the root).
+    pub cwd: PathBuf,
+    /// Variables added to the small environment every command gets (PATH, LANG, HOME set to
+    /// a temporary folder…). The caller's own environment is never passed.
+    pub env: Vec<(String, String)>,
+    /// The longest it may run (capped by [`super::Limits::timeout`]).
+    pub timeout: Duration,
+    /// Extra folders it may write (a scratch copy of the workspace, say).
+    pub writable: Vec<PathBuf>,
+}
+
+impl Command {
+    /// `program` with `args`, in the workspace root, two minutes at most.
+    pub fn new<S: Into<String>>(
+        program: impl Into<String>,
+        args: impl IntoIterator<Item = S>,
+    ) -> Command {
+        Command {
+            program: program.into(),
+            args: args.into_iter().map(Into::into).collect(),
+            cwd: PathBuf::new(),
+            env: Vec::new(),
+            timeout: Duration::from_secs(120),
+            writable: Vec::new(),
+        }
+    }
+}
+
+/// What a command did.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Output {
+    /// Its exit status (`None`: killed by a signal).
+    pub status: Option<i32>,
+    /// The signal that ended it, if one did.
+    pub signal: Option<i32>,
+    /// Standard output (lossy UTF-8), at most [`super::Limits::output`] bytes.
+    pub stdout: String,
+    /// Standard error, likewise.
+    pub stderr: String,
+    /// Whether either was cut off at the limit.
+    pub truncated: bool,
+    /// Whether it was killed at the deadline.
+    pub timed_out: bool,
+    /// Whether it was killed because the caller cancelled.
+    pub cancelled: bool,
+    /// What the walls refused, when known (limits reached, output cut, deadline).
+    pub denied: Vec<String>,
+    /// Walls this machine could not put up for it (see [`super::capabilities`]).
+    pub unconfined: Vec<String>,
+    /// How long it ran.
+    pub elapsed: Duration,
+}
+
+impl Output {
+    /// Whether it exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+}
+
+/// Folders every command may read and execute from.
+const SYSTEM_READ: &[&str] = &[
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix",
+    "/proc", "/sys", "/dev",
+];
+
+/// Device files every command may write.
+const DEVICES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
+
+/// Variables passed from sift's own environment, when set.
+const PASSED_ENV: &[&str] = &[
+    "PATH",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_MESSAGES",
+    "TERM",
+    "TZ",
+    "USER",
+    "LOGNAME",
+];
+
+/// Runs a command under the policy: no network unless allowed, writes only to the root, the
+/// command's writable folders and a temporary folder of its own, rlimits and cgroups, the
+/// whole tree killed at the deadline or when `is_cancelled()` turns true.
+pub fn run(
+    policy: &Policy,
+    cmd: &Command,
+    is_cancelled: &dyn Fn() -> bool,
+) -> Result<Output, SandboxError> {
+    let caps = capabilities();
+    let limits = policy.limits();
+    let started = Instant::now();
+
+    let mut writable = Vec::new();
+    for dir in cmd.writable.iter().chain(policy.extra_write()) {
+        let dir = dir.canonicalize().map_err(|e| {
+            Denied::new(
+                &dir.display().to_string(),
+                format!("writable folder does not resolve: {e}"),
+            )
+        })?;
+        if dir.parent().is_none() || policy.home() == Some(dir.as_path()) {
+            return Err(
+                Denied::new(&dir.display().to_string(), "is too wide to be writable").into()
+            );
+        }
+        writable.push(dir);
+    }
+    let cwd = if cmd.cwd.as_os_str().is_empty() {
+        policy.root().to_owned()
+    } else {
+        let asked = cmd.cwd.to_string_lossy();
+        let in_writable =
+            cmd.cwd.canonicalize().ok().filter(|c| writable.iter().any(|w| c.starts_with(w)));
+        match in_writable {
+            Some(c) => c,
+            None => policy.resolve_read(&asked)?,
+        }
+    };
+
+    let temp = tempfile::Builder::new()
+        .prefix("sift-sandbox-")
+        .tempdir()
+        .map_err(|source| SandboxError::Setup { what: "a temporary folder".into(), source })?;
+    let temp_root = temp.path().canonicalize().unwrap_or_else(|_| temp.path().to_owned());
+    let home = temp_root.join("home");
+    let tmp = temp_root.join("tmp");
+    for d in [&home, &tmp] {
+        std::fs::create_dir(d)
+            .map_err(|source| SandboxError::Setup { what: "a temporary folder".into(), source })?;
+    }
+
+    // The environment: a few variables, never the caller's secrets.
+    let mut env: Vec<(String, String)> = PASSED_ENV
+        .iter()
+        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+        .collect();
+    if !env.iter().any(|(k, _)| k == "PATH") {
+        env.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
+    }
+    let toolchains = toolchain_dirs(policy.home());
+    for (var, dir) in &toolchains {
+        env.push(((*var).to_owned(), dir.display().to_string()));
+    }
+    for (k, v) in [("HOME", &home), ("TMPDIR", &tmp), ("TMP", &tmp), ("TEMP", &tmp)] {
+        env.push((k.into(), v.display().to_string()));
+    }
+    env.extend(cmd.env.iter().cloned());
+
+    let mut read_dirs: Vec<PathBuf> = toolchains.into_iter().map(|(_, d)| d).collect();
+    read_dirs.extend(policy.extra_read().iter().cloned());
+    // Folders on PATH (a toolchain's bin folder), unless one holds the home folder.
+    if let Some((_, path)) = env.iter().find(|(k, _)| k == "PATH") {
+        for dir in std::env::split_paths(path) {
+            let holds_home = policy.home().is_some_and(|h| h.starts_with(&dir));
+            if dir.is_absolute() && dir.is_dir() && !holds_home {
+                read_dirs.push(dir);
+            }
+        }
+    }
+
+    let mut write_dirs = vec![policy.root().to_owned(), temp_root.clone()];
+    write_dirs.extend(writable.iter().cloned());
+
+    let cgroup = RunCgroup::create(&caps, limits.processes, limits.memory)?;
+    let mut plan = Plan { cgroups: cgroup.procs_files()?, ..Plan::default() };
+    if caps.net_namespace && policy.allow_net().is_empty() {
+        plan.unshare |= libc::CLONE_NEWNET;
+    }
+    if caps.mount_namespace {
+        plan.unshare |= libc::CLONE_NEWNS;
+        for dir in policy.read_only() {
+            if dir.is_dir() {
+                plan.read_only.push(ReadOnlyBind {
+                    path: CString::new(dir.as_os_str().as_bytes()).map_err(|_| {
+                        Denied::new(&dir.display().to_string(), "contains a NUL byte")
+                    })?,
+                    keep: locked_flags(dir),
+                });
+            }
+        }
+    }
+    if plan.unshare != 0 && !caps.root {
+        plan.unshare |= libc::CLONE_NEWUSER;
+        plan.id_maps = Some(id_maps());
+    }
+    let secs = limits.cpu.as_secs().max(1);
+    plan.rlimits.push((libc::RLIMIT_CPU as Resource, secs, secs + 1));
+    plan.rlimits.push((libc::RLIMIT_FSIZE as Resource, limits.file_size, limits.file_size));
+    plan.rlimits.push((libc::RLIMIT_CORE as Resource, 0, 0));
+    if cgroup.memory.is_none() {
+        plan.rlimits.push((libc::RLIMIT_AS as Resource, limits.memory, limits.memory));
+    }
+    if cgroup.pids.is_none() {
+        plan.rlimits.push((libc::RLIMIT_NPROC as Resource, limits.processes, limits.processes));
+    }
+    plan.drop_capabilities = caps.root;
+    let abi = caps.landlock_abi.unwrap_or(0);
+    if abi > 0 {
+        plan.landlock = Some(landlock_ruleset(abi, &read_dirs, &write_dirs).map_err(|e| {
+            SandboxError::Setup {
+                what: "the Landlock ruleset".into(),
+                source: std::io::Error::other(e),
+            }
+        })?);
+    }
+    if caps.seccomp {
+        plan.seccomp = seccomp_program(abi >= 9).map_err(|e| SandboxError::Setup {
+            what: "the seccomp filter".into(),
+            source: std::io::Error::other(e),
+        })?;
+    }
+
+    let mut command = std::process::Command::new(resolve_program(&cmd.program, &env));
+    command
+        .args(&cmd.args)
+        .current_dir(&cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    plan.install(&mut command);
+    let mut child = command
+        .spawn()
+        .map_err(|source| SandboxError::Spawn { program: cmd.program.clone(), source })?;
+    let pgid = rustix::process::Pid::from_child(&child);
+
+    let cap = limits.output;
+    let out = child.stdout.take().map(|p| read_capped(p, cap));
+    let err = child.stderr.take().map(|p| read_capped(p, cap));
+
+    let deadline = started + cmd.timeout.min(limits.timeout);
+    let mut output = Output::default();
+    let mut nap = Duration::from_micros(200);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|source| SandboxError::Setup {
+            what: "waiting for the command".into(),
+            source,
+        })? {
+            break status;
+        }
+        let now = Instant::now();
+        let cancelled = is_cancelled();
+        if cancelled || now >= deadline {
+            output.cancelled = cancelled;
+            output.timed_out = !cancelled;
+            kill_tree(pgid, &cgroup, rustix::process::Signal::TERM);
+            let grace_end = Instant::now() + limits.kill_grace;
+            let mut ended = None;
+            while Instant::now() < grace_end {
+                if let Ok(Some(s)) = child.try_wait() {
+                    ended = Some(s);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            kill_tree(pgid, &cgroup, rustix::process::Signal::KILL);
+            break match ended {
+                Some(s) => s,
+                None => child.wait().map_err(|source| SandboxError::Setup {
+                    what: "waiting for the command".into(),
+                    source,
+                })?,
+            };
+        }
+        std::thread::sleep(nap.min(deadline.saturating_duration_since(now)));
+        nap = (nap * 2).min(Duration::from_millis(10));
+    };
+    // Whatever it left behind goes with it.
+    kill_tree(pgid, &cgroup, rustix::process::Signal::KILL);
+    cgroup.empty();
+
+    let collect = |reader: Option<std::sync::mpsc::Receiver<(Vec<u8>, bool)>>,
+                   output: &mut Output| {
+        let Some(rx) = reader else { return String::new() };
+        match rx.recv_timeout(Duration::from_secs(2)) {
+            Ok((bytes, cut)) => {
+                output.truncated |= cut;
+                String::from_utf8_lossy(&bytes).into_owned()
+            }
+            Err(_) => {
+                output.truncated = true;
+                output.denied.push(
+                    "a process that escaped the tree kept the output open: it was cut".into(),
+                );
+                String::new()
+            }
+        }
+    };
+    output.stdout = collect(out, &mut output);
+    output.stderr = collect(err, &mut output);
+    output.status = status.code();
+    output.signal = status.signal();
+    output.elapsed = started.elapsed();
+
+    if output.timed_out {
+        output.denied.push(format!(
+            "deadline of {:?} reached: the whole tree was killed",
+            cmd.timeout.min(limits.timeout)
+        ));
+    }
+    if output.cancelled {
+        output.denied.push("cancelled: the whole tree was killed".into());
+    }
+    if output.truncated {
+        output.denied.push(format!(
+            "output over {} bytes: the rest was cut off (the command's later writes failed)",
+            limits.output
+        ));
+    }
+    match output.signal {
+        Some(libc::SIGXCPU) => output.denied.push(format!("CPU time limit of {secs} s reached")),
+        Some(libc::SIGXFSZ) => {
+            output.denied.push(format!("file size limit of {} bytes reached", limits.file_size))
+        }
+        _ => {}
+    }
+    output.denied.extend(cgroup.events(limits));
+    cgroup.remove();
+    output.unconfined = caps
+        .walls()
+        .into_iter()
+        .filter(|w| w.state == WallState::Missing)
+        .map(|w| format!("{}: {}", w.name, w.how))
+        .collect();
+    drop(temp);
+    Ok(output)
+}
+
+/// The program as a path, looked up on the command's own PATH (so sift's PATH and the
+/// command's agree).
+fn resolve_program(program: &str, env: &[(String, String)]) -> PathBuf {
+    if program.contains('/') {
+        return PathBuf::from(program);
+    }
+    if let Some((_, path)) = env.iter().find(|(k, _)| k == "PATH") {
+        for dir in std::env::split_paths(path) {
+            let candidate = dir.join(program);
+            if candidate.is_file() {
+                return candidate;
+            }
+        }
+    }
+    find_program(program).unwrap_or_else(|| PathBuf::from(program))
+}
+
+/// Rust's toolchain folders (`CARGO_HOME`, `RUSTUP_HOME` or their defaults in the home
+/// folder): commands need them to build, and HOME points elsewhere inside.
+fn toolchain_dirs(home: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
+    let mut dirs = Vec::new();
+    for (var, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+        let dir =
+            std::env::var_os(var).map(PathBuf::from).or_else(|| home.map(|h| h.join(default)));
+        if let Some(dir) = dir.and_then(|d| d.canonicalize().ok()).filter(|d| d.is_dir()) {
+            dirs.push((var, dir));
+        }
+    }
+    dirs
+}
+
+/// The mount flags a read-only remount of `dir` must keep (those locked in a user namespace).
+fn locked_flags(dir: &Path) -> libc::c_ulong {
+    let Ok(stat) = rustix::fs::statvfs(dir) else { return 0 };
+    let mut keep = 0;
+    for (st, ms) in [
+        (rustix::fs::StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
+        (rustix::fs::StatVfsMountFlags::NODEV, libc::MS_NODEV),
+        (rustix::fs::StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
+    ] {
+        if stat.f_flag.contains(st) {
+            keep |= ms;
+        }
+    }
+    keep
+}
+
+fn landlock_ruleset(
+    abi: i32,
+    read: &[PathBuf],
+    write: &[PathBuf],
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    use landlock::{
+        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+        path_beneath_rules,
+    };
+    let all = AccessFs::from_all(ABI::V9);
+    let read_access = AccessFs::from_read(ABI::V9);
+    let mut ruleset = Ruleset::default().handle_access(all)?;
+    if abi >= 4 {
+        // No TCP at all (bind or connect): the network namespace and seccomp already refuse.
+        ruleset = ruleset.handle_access(AccessNet::from_all(ABI::V9))?;
+    }
+    if abi >= 6 {
+        ruleset = ruleset.scope(Scope::from_all(ABI::V9))?;
+    }
+    ruleset
+        .create()?
+        .add_rules(path_beneath_rules(SYSTEM_READ, read_access))?
+        .add_rules(path_beneath_rules(read, read_access))?
+        .add_rules(path_beneath_rules(DEVICES, all))?
+        .add_rules(path_beneath_rules(write, all))
+}
+
+/// The seccomp program: every socket refused but `AF_UNIX` ones (those too unless Landlock can
+/// confine them, `unix_ok`), and the calls that reach around the other walls (io_uring, which
+/// seccomp cannot see into; `setns`; `bpf`; the kernel keyring). `None` on an architecture
+/// seccompiler does not know.
+fn seccomp_program(
+    unix_ok: bool,
+) -> Result<Option<seccompiler::BpfProgram>, seccompiler::BackendError> {
+    use seccompiler::{
+        SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+        SeccompRule, TargetArch,
+    };
+    let arch = if cfg!(target_arch = "x86_64") {
+        TargetArch::x86_64
+    } else if cfg!(target_arch = "aarch64") {
+        TargetArch::aarch64
+    } else if cfg!(target_arch = "riscv64") {
+        TargetArch::riscv64
+    } else {
+        return Ok(None);
+    };
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let socket_rule = if unix_ok {
+        vec![SeccompRule::new(vec![SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Dword,
+            SeccompCmpOp::Ne,
+            libc::AF_UNIX as u64,
+        )?])?]
+    } else {
+        Vec::new()
+    };
+    rules.insert(libc::SYS_socket, socket_rule);
+    for nr in [
+        libc::SYS_io_uring_setup,
+        libc::SYS_io_uring_enter,
+        libc::SYS_io_uring_register,
+        libc::SYS_setns,
+        libc::SYS_bpf,
+        libc::SYS_keyctl,
+        libc::SYS_add_key,
+        libc::SYS_request_key,
+    ] {
+        rules.insert(nr, Vec::new());
+    }
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EACCES as u32),
+        arch,
+    )?;
+    Ok(Some(filter.try_into()?))
+}
+
+/// Reads a pipe on a thread, keeping at most `cap` bytes; past it, closes the pipe.
+fn read_capped<R: Read + Send + 'static>(
+    mut pipe: R,
+    cap: u64,
+) -> std::sync::mpsc::Receiver<(Vec<u8>, bool)> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut kept = Vec::new();
+        let mut buf = vec![0u8; 64 * 1024];
+        let mut cut = false;
+        loop {
+            match pipe.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    let room = (cap as usize).saturating_sub(kept.len());
+                    kept.extend_from_slice(&buf[..n.min(room)]);
+                    if n > room {
+                        cut = true;
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+        }
+        drop(pipe);
+        let _ = tx.send((kept, cut));
+    });
+    rx
+}
+
+fn kill_tree(pgid: rustix::process::Pid, cgroup: &RunCgroup, signal: rustix::process::Signal) {
+    let _ = rustix::process::kill_process_group(pgid, signal);
+    for pid in cgroup.pids() {
+        if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, signal);
+        }
+    }
+}
+
+/// The command's own cgroups (v1 pids and memory), when sift may make them.
+struct RunCgroup {
+    pids: Option<PathBuf>,
+    memory: Option<PathBuf>,
+}
+
+impl RunCgroup {
+    fn create(caps: &Capabilities, processes: u64, memory: u64) -> Result<RunCgroup, SandboxError> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let name = format!("run-{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed));
+        let setup =
+            |what: &str, source| SandboxError::Setup { what: format!("the {what} cgroup"), source };
+        let mut made = RunCgroup { pids: None, memory: None };
+        if let Some(parent) = &caps.cgroup_pids {
+            let dir = parent.join(&name);
+            std::fs::create_dir(&dir).map_err(|e| setup("pids", e))?;
+            made.pids = Some(dir.clone());
+            std::fs::write(dir.join("pids.max"), processes.to_string())
+                .map_err(|e| setup("pids", e))?;
+        }
+        if let Some(parent) = &caps.cgroup_memory {
+            let dir = parent.join(&name);
+            std::fs::create_dir(&dir).map_err(|e| setup("memory", e))?;
+            made.memory = Some(dir.clone());
+            std::fs::write(dir.join("memory.limit_in_bytes"), memory.to_string())
+                .map_err(|e| setup("memory", e))?;
+            // No swapping around the limit, where the kernel accounts swap.
+            let _ = std::fs::write(dir.join("memory.memsw.limit_in_bytes"), memory.to_string());
+        }
+        Ok(made)
+    }
+
+    fn procs_files(&self) -> Result<Vec<std::os::fd::OwnedFd>, SandboxError> {
+        let mut files = Vec::new();
+        for dir in self.pids.iter().chain(&self.memory) {
+            let file =
+                std::fs::OpenOptions::new().write(true).open(dir.join("cgroup.procs")).map_err(
+                    |source| SandboxError::Setup { what: "joining the cgroup".into(), source },
+                )?;
+            files.push(file.into());
+        }
+        Ok(files)
+    }
+
+    fn pids(&self) -> Vec<i32> {
+        let Some(dir) = self.pids.as_ref().or(self.memory.as_ref()) else { return Vec::new() };
+        std::fs::read_to_string(dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    /// Kills what is left until nothing is (a fork bomb refills as it is killed).
+    fn empty(&self) {
+        for _ in 0..400 {
+            let pids = self.pids();
+            if pids.is_empty() {
+                return;
+            }
+            for pid in pids {
+                if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// The limits the kernel says were reached.
+    fn events(&self, limits: &super::Limits) -> Vec<String> {
+        let mut events = Vec::new();
+        if let Some(dir) = &self.pids {
+            let text = std::fs::read_to_string(dir.join("pids.events")).unwrap_or_default();
+            let hits: u64 = text
+                .lines()
+                .filter_map(|l| l.strip_prefix("max "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .sum();
+            if hits > 0 {
+                events.push(format!(
+                    "process limit of {} reached ({hits} forks refused)",
+                    limits.processes
+                ));
+            }
+        }
+        if let Some(dir) = &self.memory {
+            let oom = std::fs::read_to_string(dir.join("memory.oom_control")).unwrap_or_default();
+            let kills: u64 = oom
+                .lines()
+                .filter_map(|l| l.strip_prefix("oom_kill "))
+                .filter_map(|n| n.trim().parse::<u64>().ok())
+                .sum();
+            let fails: u64 = std::fs::read_to_string(dir.join("memory.failcnt"))
+                .ok()
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0);
+            if kills > 0 {
+                events.push(format!(
+                    "memory limit of {} bytes reached ({kills} processes killed)",
+                    limits.memory
+                ));
+            } else if fails > 0 {
+                events.push(format!("memory limit of {} bytes reached", limits.memory));
+            }
+        }
+        events
+    }
+
+    fn remove(&self) {
+        for dir in self.pids.iter().chain(&self.memory) {
+            for _ in 0..50 {
+                if std::fs::remove_dir(dir).is_ok() || !dir.exists() {
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        }
+    }
+}
+
+impl Drop for RunCgroup {
+    fn drop(&mut self) {
+        self.empty();
+        self.remove();
+    }
+}
