@@ -17,8 +17,8 @@ pub struct Workspace {
     pub index: Arc<CodeIndex>,
     /// Unsaved editor buffers, searched in place of their files on disk.
     overlay: Mutex<Overlay>,
-    /// Embeddings.
-    pub semantic: Semantic,
+    /// Embeddings (shared with [`Workspace::fork`]s).
+    pub semantic: Arc<Semantic>,
 }
 
 impl Workspace {
@@ -29,7 +29,18 @@ impl Workspace {
             root,
             index: Arc::new(index),
             overlay: Mutex::new(Overlay::new()?),
-            semantic,
+            semantic: Arc::new(semantic),
+        })
+    }
+
+    /// The same index and embeddings with an overlay of its own, empty: the agent's view of
+    /// the workspace, where its pending edits are searched without reaching the editor's.
+    pub fn fork(&self) -> crate::Result<Workspace> {
+        Ok(Workspace {
+            root: self.root.clone(),
+            index: Arc::clone(&self.index),
+            overlay: Mutex::new(Overlay::new()?),
+            semantic: Arc::clone(&self.semantic),
         })
     }
 

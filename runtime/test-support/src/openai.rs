@@ -64,6 +64,25 @@ impl Reply {
         Reply::events(&text_events(pieces, 11))
     }
 
+    /// An OpenAI-style streamed turn that calls tools: `(id, name, arguments JSON)` each,
+    /// then `finish_reason: "tool_calls"`.
+    pub fn tool_calls(calls: &[(&str, &str, &str)]) -> Reply {
+        let chunk = |delta: Value, finish: Value| {
+            json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "model": "fixture",
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        };
+        let mut events = vec![chunk(json!({"role": "assistant", "content": null}), Value::Null)];
+        for (i, (id, name, args)) in calls.iter().enumerate() {
+            events.push(chunk(
+                json!({"tool_calls": [{"index": i, "id": id, "type": "function",
+                    "function": {"name": name, "arguments": args}}]}),
+                Value::Null,
+            ));
+        }
+        events.push(chunk(json!({}), json!("tool_calls")));
+        Reply::events(&events)
+    }
+
     /// An error status with a JSON error body (`{"error": {"message": …}}`).
     pub fn error(status: u16, message: &str) -> Reply {
         Reply::Status {

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use std::collections::BTreeMap;
+
 use sift_runtime::review::LineFilter;
 use sift_runtime::review::diff::{ChangedFile, parse_unified_diff};
 
@@ -15,11 +17,13 @@ use super::error::{Error, Result};
 
 /// Where the post-image of a changed file is read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Contents {
+pub(crate) enum Contents<'a> {
     /// The working tree.
     WorkingTree,
     /// The index (`--staged`).
     Index,
+    /// Texts in memory by path (the agent's pending change); other files are not read.
+    Memory(&'a BTreeMap<String, String>),
 }
 
 /// Runs git in `dir`; its stdout, or an error with git's first line of stderr.
@@ -88,7 +92,7 @@ pub(crate) fn changes(
     from: &str,
     staged: bool,
     only: Option<&[String]>,
-) -> Result<(Vec<(String, LineFilter)>, Contents)> {
+) -> Result<(Vec<(String, LineFilter)>, Contents<'static>)> {
     // Literal pathspecs: a file named `a*.py` is that file, not a pattern.
     let pathspecs: Vec<String> =
         only.unwrap_or_default().iter().map(|p| format!(":(literal){p}")).collect();
@@ -139,8 +143,9 @@ pub(crate) fn nul_separated(bytes: &[u8]) -> Vec<String> {
 }
 
 /// The new text of `path`: `None` when it is gone, not a file, binary or not UTF-8.
-pub(crate) fn read_source(root: &Path, path: &str, contents: Contents) -> Option<String> {
+pub(crate) fn read_source(root: &Path, path: &str, contents: Contents<'_>) -> Option<String> {
     let bytes = match contents {
+        Contents::Memory(texts) => return texts.get(path).cloned(),
         Contents::WorkingTree => std::fs::read(root.join(path)).ok()?,
         Contents::Index => git(root, &["show", &format!(":{path}")]).ok()?,
     };

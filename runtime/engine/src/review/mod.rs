@@ -27,7 +27,7 @@ use sift_runtime::review::{
 };
 
 mod error;
-mod git;
+pub(crate) mod git;
 mod history_cache;
 pub mod model;
 pub mod settings;
@@ -62,6 +62,33 @@ pub enum Change<'a> {
         /// Where it came from, for messages (a file's path, `stdin`).
         name: &'a str,
     },
+    /// Texts in memory (the agent's pending change): each file's new text, reviewed on the
+    /// lines that differ from its old text (every line of a new file). Settings are read from
+    /// the working tree; the root is git's top folder, or `given` outside git.
+    Texts(&'a [TextChange]),
+}
+
+/// One file of a [`Change::Texts`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TextChange {
+    /// The path relative to the root, `/`-separated.
+    pub path: String,
+    /// The text before (`None`: a new file).
+    pub old: Option<String>,
+    /// The text after.
+    pub new: String,
+}
+
+/// The 1-based line ranges of `new` that differ from `old` (all of it when `old` is `None`).
+fn changed_lines(old: Option<&str>, new: &str) -> LineFilter {
+    let Some(old) = old else { return LineFilter::new([1..=usize::MAX]) };
+    let old_lines: Vec<&str> = old.lines().collect();
+    let new_lines: Vec<&str> = new.lines().collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
+    LineFilter::new(ops.iter().filter_map(|op| {
+        let (tag, _, range) = op.as_tag_tuple();
+        (tag != similar::DiffTag::Equal && !range.is_empty()).then(|| range.start + 1..=range.end)
+    }))
 }
 
 /// What to review and how.
@@ -130,7 +157,17 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     }
     // The base commit of a `--base` review.
     let mut base: Option<(String, &str)> = None;
+    let memory: BTreeMap<String, String>;
     let (root, changes, contents) = match change {
+        Change::Texts(files) => {
+            let root = toplevel(given).unwrap_or_else(|| given.to_path_buf());
+            memory = files.iter().map(|f| (f.path.clone(), f.new.clone())).collect();
+            let filters = files
+                .iter()
+                .map(|f| (f.path.clone(), changed_lines(f.old.as_deref(), &f.new)))
+                .collect();
+            (root, filters, Contents::Memory(&memory))
+        }
         Change::Diff { text, name } => {
             let changes = parse_unified_diff(text)
                 .map_err(|source| Error::Diff { name: name.to_string(), source })?;
@@ -265,7 +302,7 @@ struct Checked {
 fn check_changes(
     root: &Path,
     changes: &[(String, LineFilter)],
-    contents: Contents,
+    contents: Contents<'_>,
     all: &RulePack,
     pack: &RulePack,
     settings: &Settings,

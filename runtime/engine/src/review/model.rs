@@ -116,7 +116,7 @@ impl std::fmt::Debug for ModelPass<'_> {
 pub(crate) fn model_review(
     root: &Path,
     changes: &[(String, LineFilter)],
-    contents: Contents,
+    contents: Contents<'_>,
     pack: &RulePack,
     guidance: Option<&str>,
     pass: &ModelPass<'_>,
