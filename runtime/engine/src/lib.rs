@@ -10,12 +10,15 @@
 //! - [`store`]: `.sift/`, opened with every subsystem's entries.
 //! - [`semantic`]: a workspace's embeddings: model, vector cache, search matrix and the passes
 //!   that fill it.
+//! - [`agent`]: the coding agent: its loop, its tools over this engine, its pending change,
+//!   checkers, rules files, transcripts and best-of-N.
 //! - [`review`]: the review use case: a change from git or a diff, the rules and their
 //!   configuration, the fix history, the model reviewer and the remembered dismissals.
 //!
 //! The engine knows nothing of LSP, clap or terminals: front ends convert its types to theirs.
 //! Dependencies point one way: front ends → `sift-engine` → `sift-runtime` → `sift-indexer`.
 
+pub mod agent;
 pub mod config;
 pub mod error;
 pub mod review;

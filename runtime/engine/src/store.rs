@@ -9,7 +9,11 @@ use std::path::Path;
 use sift_indexer::store::{Registry, Store};
 
 /// Every subsystem's entries in `.sift/`.
-pub const REGISTRY: Registry = &[sift_indexer::STORE_ENTRIES, sift_runtime::review::STORE_ENTRIES];
+pub const REGISTRY: Registry = &[
+    sift_indexer::STORE_ENTRIES,
+    sift_runtime::review::STORE_ENTRIES,
+    crate::agent::STORE_ENTRIES,
+];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the
 /// root is missing or `.sift/` is another tool's; entries no subsystem registered are reported

@@ -302,3 +302,15 @@ impl Policy {
         self.home.as_deref()
     }
 }
+
+impl Policy {
+    /// The same walls around another folder (a scratch copy of the workspace that a checker
+    /// runs in): the same secrets, network, limits and extra folders, with `.git/` and
+    /// `.sift/` read-only there.
+    pub fn for_root(&self, root: &Path) -> Result<Policy, SandboxError> {
+        let root = root
+            .canonicalize()
+            .map_err(|source| SandboxError::Root { path: root.to_owned(), source })?;
+        Ok(Policy { read_only: vec![root.join(".git"), root.join(".sift")], root, ..self.clone() })
+    }
+}

@@ -1,0 +1,57 @@
+//! `search`: the engine's one search over the agent's view of the workspace.
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{Session, ToolOutput, str_arg, usize_arg};
+use crate::search::{Query, search as engine_search};
+
+/// Results shown when the model asks for no number.
+const DEFAULT_K: usize = 8;
+
+/// `search {query, k?}`: ranked spans, names first (path, lines, symbol), then one snippet
+/// line each.
+pub fn search(s: &Session<'_>, args: &Value) -> ToolOutput {
+    let text = str_arg(args, "query").unwrap_or_default();
+    let k = usize_arg(args, "k").unwrap_or(DEFAULT_K);
+    // Ask for a few more: hits in files the agent deleted or may not read are dropped.
+    let query = Query { max_per_file: Some(3), ..Query::new(text, k + 5) };
+    let found = match engine_search(&[s.view()], &query) {
+        Ok(found) => found,
+        Err(e) => return ToolOutput::fail(e.to_string()),
+    };
+    let hits: Vec<_> = found
+        .hits
+        .into_iter()
+        .map(|f| f.hit)
+        .filter(|h| s.changes.get(&h.path).is_none_or(|p| p.current.is_some()))
+        .filter(|h| !s.policy.is_secret(std::path::Path::new(&h.path)))
+        .take(k)
+        .collect();
+    if hits.is_empty() {
+        return ToolOutput::ok(format!("no results for {text:?}"));
+    }
+    let mut out = format!("{} results ({} search", hits.len(), found.mode.as_str());
+    if let Some(why) = &found.fallback {
+        let _ = write!(out, "; semantic unavailable: {why}");
+    }
+    out.push_str("):\n");
+    for (i, h) in hits.iter().enumerate() {
+        let symbol = match (&h.symbol, &h.container) {
+            (Some(sym), Some(c)) => format!(" {} {c}.{sym}", h.kind),
+            (Some(sym), None) => format!(" {} {sym}", h.kind),
+            _ => String::new(),
+        };
+        let changed = if h.unsaved { " (your edit)" } else { "" };
+        let _ =
+            writeln!(out, "{}. {}:{}-{}{symbol}{changed}", i + 1, h.path, h.start_line, h.end_line);
+    }
+    out.push('\n');
+    for h in &hits {
+        let line = h.snippet.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        let line: String = line.chars().take(160).collect();
+        let _ = writeln!(out, "{}:{}: {line}", h.path, h.match_line);
+    }
+    ToolOutput::ok(out)
+}
