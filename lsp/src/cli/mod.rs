@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
+mod agent;
 mod config;
 mod eval;
 mod feedback;
@@ -47,6 +48,9 @@ enum Command {
     Feedback(feedback::FeedbackArgs),
     /// Show the configuration in force and where each value came from, or its schema.
     Config(config::ConfigArgs),
+    /// Run the coding agent on a task: it proposes a change as a diff; nothing is written
+    /// without --apply.
+    Agent(agent::AgentArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -108,6 +112,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => review::run(args),
         Command::Feedback(args) => feedback::run(args),
         Command::Config(args) => config::run(args),
+        Command::Agent(args) => agent::run(args),
     }
 }
 

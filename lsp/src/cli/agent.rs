@@ -1,0 +1,396 @@
+//! `sift agent`: runs the engine's agent on a task in a terminal. It streams what the agent
+//! does (one line per step and tool call) to stderr, prints the answer and the pending change
+//! as a unified diff to stdout, and writes files only with `--apply`.
+
+use std::collections::BTreeMap;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use sift_engine::Workspace;
+use sift_engine::agent::best::{self, Pick};
+use sift_engine::agent::rules::Rules;
+use sift_engine::agent::{self, Budget, Event, Options, Session, Stop, Task, Transcript, checkers};
+use sift_runtime::llm::config as llm_config;
+use sift_runtime::llm::{Cancel, LanguageModel};
+use sift_runtime::sandbox::Policy;
+
+use super::{RepoArgs, WalkArgs};
+
+/// Arguments of `sift agent`.
+#[derive(Debug, Args)]
+pub struct AgentArgs {
+    /// What to do, in plain words (not needed with --resume).
+    #[arg(value_name = "TASK")]
+    task: Vec<String>,
+    #[command(flatten)]
+    repo: RepoArgs,
+    #[command(flatten)]
+    walk: WalkArgs,
+    /// The model to ask for (the endpoint's model name; overrides `[model] name`).
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// Independent attempts; the best-ranked is shown first (best-of-N).
+    #[arg(long = "n", value_name = "K", default_value_t = 1,
+          value_parser = clap::value_parser!(u16).range(1..=16))]
+    n: u16,
+    /// Write the change to the files (without it nothing is written).
+    #[arg(long)]
+    apply: bool,
+    /// Most model turns.
+    #[arg(long, value_name = "N", default_value_t = Budget::default().max_steps)]
+    max_steps: usize,
+    /// Most tokens, prompts and answers summed.
+    #[arg(long, value_name = "N", default_value_t = Budget::default().max_tokens)]
+    max_tokens: u64,
+    /// Most seconds.
+    #[arg(long, value_name = "SECS", default_value_t = Budget::default().max_duration.as_secs())]
+    timeout: u64,
+    /// Sampling temperature (0: greedy).
+    #[arg(long, default_value_t = 0.0)]
+    temperature: f32,
+    /// Sampling seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Continue the run with this transcript id (printed at the end of every run).
+    #[arg(long, value_name = "ID")]
+    resume: Option<String>,
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `sift agent`.
+pub fn run(args: AgentArgs) -> Result<ExitCode> {
+    let root = args.repo.root();
+    if !root.is_dir() {
+        bail!("{} is not a folder", root.display());
+    }
+    let root = std::fs::canonicalize(&root)
+        .with_context(|| format!("cannot resolve {}", root.display()))?;
+    let task_text = args.task.join(" ");
+    if task_text.trim().is_empty() && args.resume.is_none() {
+        bail!("say what the agent should do: sift agent \"TASK\" (or --resume ID)");
+    }
+    if args.resume.is_some() && args.n > 1 {
+        bail!("--resume continues one run; it cannot be combined with --n");
+    }
+    let mut flags = args.walk.flags();
+    if let Some(name) = &args.model {
+        flags.push(sift_engine::config::Flag {
+            section: "model",
+            key: "name",
+            flag: "--model",
+            value: toml::Value::String(name.clone()),
+        });
+    }
+    let config = super::load_config(&root, &flags)?;
+    let model_config = config.model()?;
+    let model = llm_config::open(&model_config)?;
+    let about = model.describe();
+    if model_config.backend.value == llm_config::Backend::Onnx {
+        eprintln!(
+            "note: {} is the local base model, a pipeline demo that cannot do agent work; \
+             configure an OpenAI-compatible endpoint in [model] (see README: \"The agent\")",
+            about.name
+        );
+    }
+    let policy = Policy::for_workspace(&root, &sift_runtime::sandbox::SandboxSettings::default())?;
+
+    let index = super::search::open_index(&root, &args.walk, false)?;
+    let semantic = super::semantic::for_search(&index, &root, false, false)?;
+    let workspace = Workspace::new(index, semantic)?;
+    let store = sift_engine::store::open(&root)?;
+    let checkers = checkers::detect(&root);
+    let files: Vec<String> = workspace.index.manifest()?.files.into_keys().collect();
+    let unsaved = BTreeMap::new();
+
+    let cancel = Cancel::new();
+    let on_interrupt = cancel.clone();
+    ctrlc::set_handler(move || {
+        if on_interrupt.is_cancelled() {
+            std::process::exit(130);
+        }
+        eprintln!("\ncancelling (Ctrl-C again to quit at once)");
+        on_interrupt.cancel();
+    })
+    .context("cannot install the Ctrl-C handler")?;
+
+    let options = Options {
+        budget: Budget {
+            max_steps: args.max_steps,
+            max_tokens: args.max_tokens,
+            max_duration: std::time::Duration::from_secs(args.timeout),
+        },
+        params: sift_runtime::llm::GenerationParams {
+            temperature: args.temperature,
+            seed: args.seed,
+            ..Options::default().params
+        },
+        ..Options::default()
+    };
+
+    if args.n > 1 {
+        return best_of(
+            &args, &root, &workspace, &*model, &store, &policy, &checkers, &files, &options,
+            &cancel, &task_text,
+        );
+    }
+
+    // One run, new or resumed.
+    let (transcript, task, resumed) = match &args.resume {
+        Some(id) => {
+            let t = Transcript::open(&store, id);
+            let r = t.resume().with_context(|| format!("cannot resume the run {id}"))?;
+            (t, r.task.clone(), Some(r))
+        }
+        None => (Transcript::create(&store)?, task_text.clone(), None),
+    };
+    let mut session =
+        Session::new(&workspace, &unsaved, &policy, &checkers, Rules::load(&root, &files))?;
+    let mut history = Vec::new();
+    let mut finished_before = false;
+    if let Some(r) = resumed {
+        session = session.with_changes(r.changes)?;
+        history = r.history;
+        finished_before = r.ended && task_text.trim().is_empty();
+        if !task_text.trim().is_empty() {
+            history.push(sift_runtime::llm::Message::user(task_text.clone()));
+        }
+        eprintln!("resuming {} ({} messages)", transcript.id(), history.len());
+    } else {
+        transcript.write(&agent::transcript::Record::Start {
+            task: task.clone(),
+            model: about.name.clone(),
+            time: now(),
+            attempt: 0,
+        });
+    }
+    let outcome = if finished_before {
+        // A finished run resumed without a new request: only its change is wanted.
+        agent::Outcome {
+            stop: Stop::Done,
+            answer: String::new(),
+            changes: session.changes.clone(),
+            steps: 0,
+            tokens: 0,
+            compactions: 0,
+            rules: session.rules.applied(),
+            tool_errors: 0,
+            transcript: Some(transcript.id().to_owned()),
+        }
+    } else {
+        let task_for_run = Task {
+            text: &task,
+            resumed: history,
+            options: &options,
+            transcript: Some(&transcript),
+        };
+        let mut printer = Printer::new(None);
+        agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
+    };
+    report(&args, &root, &about.name, &outcome, &options.budget)
+}
+
+/// Prints the outcome, applies it with `--apply`, and picks the exit code.
+fn report(
+    args: &AgentArgs,
+    root: &std::path::Path,
+    model: &str,
+    outcome: &agent::Outcome,
+    budget: &Budget,
+) -> Result<ExitCode> {
+    let diff = outcome.changes.unified_diff();
+    let mut stdout = std::io::stdout().lock();
+    let id = outcome.transcript.clone().unwrap_or_default();
+    if args.json {
+        let value = serde_json::json!({
+            "stop": outcome.stop.as_str(),
+            "detail": outcome.stop.describe(budget),
+            "answer": outcome.answer,
+            "diff": diff,
+            "files": outcome.changes.changed_paths(),
+            "steps": outcome.steps,
+            "tokens": outcome.tokens,
+            "compactions": outcome.compactions,
+            "rules": outcome.rules,
+            "model": model,
+            "transcript": id,
+            "applied": args.apply && !diff.is_empty(),
+        });
+        writeln!(stdout, "{value}")?;
+    } else {
+        if !outcome.answer.trim().is_empty() {
+            writeln!(stdout, "{}\n", outcome.answer.trim())?;
+        }
+        if diff.is_empty() {
+            eprintln!("no files changed");
+        } else {
+            write!(stdout, "{diff}")?;
+        }
+    }
+    stdout.flush()?;
+    eprintln!(
+        "{} after {} steps, {} tokens ({model}); transcript {id}",
+        outcome.stop.describe(budget),
+        outcome.steps,
+        outcome.tokens
+    );
+    if !outcome.rules.is_empty() {
+        eprintln!("rules files applied: {}", outcome.rules.join(", "));
+    }
+    if !diff.is_empty() {
+        if args.apply {
+            let written = outcome.changes.apply(root)?;
+            eprintln!("applied: wrote {}", written.join(", "));
+        } else {
+            eprintln!(
+                "nothing was written: run again with --apply, or `sift agent --resume {id} --apply`"
+            );
+        }
+    }
+    Ok(match outcome.stop {
+        Stop::Done => ExitCode::SUCCESS,
+        Stop::Cancelled => ExitCode::from(130),
+        _ => ExitCode::from(2),
+    })
+}
+
+/// `--n K`: the attempts, ranked, each with its score and diff; `--apply` writes the first.
+#[allow(clippy::too_many_arguments)]
+fn best_of(
+    args: &AgentArgs,
+    root: &std::path::Path,
+    workspace: &Workspace,
+    model: &dyn LanguageModel,
+    store: &sift_indexer::Store,
+    policy: &Policy,
+    checkers: &[checkers::Checker],
+    files: &[String],
+    options: &Options,
+    cancel: &Cancel,
+    task: &str,
+) -> Result<ExitCode> {
+    let unsaved = BTreeMap::new();
+    let name = model.describe().name;
+    let transcripts: Vec<Transcript> =
+        (0..args.n).map(|_| Transcript::create(store)).collect::<Result<_, _>>()?;
+    for (i, t) in transcripts.iter().enumerate() {
+        t.write(&agent::transcript::Record::Start {
+            task: task.to_owned(),
+            model: name.clone(),
+            time: now(),
+            attempt: i,
+        });
+    }
+    let mut sessions =
+        |_: usize| Session::new(workspace, &unsaved, policy, checkers, Rules::load(root, files));
+    let shared = Task { text: task, resumed: Vec::new(), options, transcript: None };
+    let mut printer = Printer::new(Some(args.n));
+    let attempts = {
+        // Each attempt writes its own transcript.
+        let mut per_attempt = |i: usize, e: Event| printer.attempt_event(i, e);
+        best::run_best_of(
+            usize::from(args.n),
+            &mut sessions,
+            model,
+            &shared,
+            &transcripts,
+            cancel,
+            &mut per_attempt,
+        )?
+    };
+    let mut stdout = std::io::stdout().lock();
+    for (rank, a) in attempts.iter().enumerate() {
+        let s = &a.score;
+        let checks = s
+            .checker_problems
+            .map_or("no checker ran".to_owned(), |n| format!("{n} checker problems"));
+        let review = s
+            .review_findings
+            .map_or("review did not run".to_owned(), |n| format!("{n} review findings"));
+        writeln!(
+            stdout,
+            "=== #{} attempt {}: {}, {} files, {checks}, {review}, agrees with {} other(s) ===",
+            rank + 1,
+            a.index + 1,
+            a.outcome.stop.describe(&options.budget),
+            s.files_changed,
+            s.agreement,
+        )?;
+        if !a.outcome.answer.trim().is_empty() {
+            writeln!(stdout, "{}", a.outcome.answer.trim())?;
+        }
+        write!(stdout, "{}", if a.diff.is_empty() { "(no change)\n" } else { &a.diff })?;
+    }
+    stdout.flush()?;
+    let picked = (args.apply && !attempts.is_empty()).then_some(0);
+    let pick = Pick {
+        time: now(),
+        task: task.to_owned(),
+        model: name,
+        scores: attempts
+            .iter()
+            .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
+            .collect(),
+        ranked_first: attempts.first().map_or(0, |a| a.index),
+        picked: picked.map(|i| attempts[i].index),
+    };
+    if let Err(e) = best::record_pick(store, &pick) {
+        tracing::warn!("cannot record the pick: {e}");
+    }
+    if let Some(first) = attempts.first() {
+        if args.apply && !first.diff.is_empty() {
+            let written = first.outcome.changes.apply(root)?;
+            eprintln!("applied attempt {}: wrote {}", first.index + 1, written.join(", "));
+        } else if !args.apply {
+            eprintln!(
+                "nothing was written: run again with --apply to write the first-ranked attempt"
+            );
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
+/// Progress on stderr: one line per step and tool call.
+struct Printer {
+    attempts: Option<u16>,
+}
+
+impl Printer {
+    fn new(attempts: Option<u16>) -> Printer {
+        Printer { attempts }
+    }
+
+    fn attempt_event(&mut self, attempt: usize, event: Event) {
+        let prefix = match self.attempts {
+            Some(_) => format!("[{}] ", attempt + 1),
+            None => String::new(),
+        };
+        self.line(&prefix, event);
+    }
+
+    fn event(&mut self, event: Event) {
+        self.line("", event);
+    }
+
+    fn line(&mut self, prefix: &str, event: Event) {
+        match event {
+            Event::Step(n) => eprintln!("{prefix}step {n}"),
+            Event::Text(_) => {}
+            Event::ToolCall { name, summary } => eprintln!("{prefix}  {name} {summary}"),
+            Event::ToolResult { error: true, first_line, .. } => {
+                eprintln!("{prefix}    ✗ {first_line}")
+            }
+            Event::ToolResult { first_line, .. } => eprintln!("{prefix}    {first_line}"),
+            Event::Compacted { before, after } => {
+                eprintln!("{prefix}  (conversation compacted: ~{before} → ~{after} tokens)")
+            }
+        }
+    }
+}
