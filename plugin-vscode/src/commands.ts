@@ -9,6 +9,13 @@ export const COMMANDS = {
     status: 'sift.showStatus',
     restart: 'sift.restartServer',
     showLog: 'sift.showLog',
+    askAgent: 'sift.askAgent',
+    acceptAgent: 'sift.acceptAgentChange',
+    rejectAgent: 'sift.rejectAgentChange',
+    retryAgent: 'sift.retryAgent',
+    cancelAgent: 'sift.cancelAgent',
+    openAgentDiff: 'sift.openAgentDiff',
+    showAgentDiff: 'sift.showAgentDiff',
 } as const;
 
 export const COMMAND_TITLES: Record<string, string> = {
@@ -17,4 +24,15 @@ export const COMMAND_TITLES: Record<string, string> = {
     [COMMANDS.status]: 'Show Status',
     [COMMANDS.restart]: 'Restart Server',
     [COMMANDS.showLog]: 'Show Log',
+    [COMMANDS.askAgent]: 'Ask Agent',
+    [COMMANDS.acceptAgent]: 'Accept Agent Change',
+    [COMMANDS.rejectAgent]: 'Reject Agent Change',
+    [COMMANDS.retryAgent]: 'Retry Agent Task',
+    [COMMANDS.cancelAgent]: 'Cancel Agent',
+    [COMMANDS.openAgentDiff]: 'Open Agent Diff',
+    [COMMANDS.showAgentDiff]: 'Show Agent Change as a Diff',
 };
+
+/** The Sift Agent view (in the Sift view container) and the context key its menus read. */
+export const AGENT_VIEW = 'siftAgent';
+export const AGENT_STATE_KEY = 'sift.agentState';

@@ -19,6 +19,7 @@ import {
     type ProgressType,
 } from 'vscode-languageclient/node';
 
+import { AgentController, AGENT_TOKEN_PREFIX } from './agentView';
 import { COMMANDS } from './commands';
 import { FEATURES, advertises, isUnknownCommand, resultMessage, unsupportedMessage, type ServerFeature } from './features';
 import {
@@ -282,6 +283,15 @@ class Sift implements vscode.Disposable {
         }
     }
 
+    /** The running client for other parts of the extension (the agent), as {@link ready}. */
+    readyClient(): Promise<LanguageClient | undefined> {
+        return this.ready();
+    }
+
+    get log(): vscode.LogOutputChannel {
+        return this.output;
+    }
+
     /** The running client, starting it when needed; undefined (after telling the user) when there is none. */
     private async ready(): Promise<SiftLanguageClient | undefined> {
         if (this.starting) {
@@ -316,6 +326,9 @@ class Sift implements vscode.Disposable {
     // ---- status bar and progress ---------------------------------------------------------
 
     private onWorkDone(token: string | number, value: WorkDone): void {
+        if (String(token).startsWith(AGENT_TOKEN_PREFIX)) {
+            return; // an agent run: its own notification shows it
+        }
         if (value.kind === 'end') {
             this.progress.delete(token);
             this.schedulePoll(0);
@@ -568,6 +581,7 @@ export function activate(context: vscode.ExtensionContext): void {
         vscode.commands.registerCommand(COMMANDS.restart, () => s.restart()),
         vscode.commands.registerCommand(COMMANDS.showLog, () => s.showLog()),
         ...FEATURES.map((f) => vscode.commands.registerCommand(f.command, () => s.runFeature(f))),
+        new AgentController(() => s.readyClient(), s.log),
         vscode.workspace.onDidChangeConfiguration((e) => {
             const affected = s.restartSettings().filter((name) => e.affectsConfiguration(name));
             if (affected.length > 0) {

@@ -6,6 +6,9 @@ export const CMD_SEARCH = 'sift.search';
 export const CMD_REINDEX = 'sift.reindex';
 export const CMD_STATUS = 'sift.status';
 export const CMD_REVIEW = 'sift.review';
+export const AGENT_METHOD = 'sift/agent';
+export const CMD_AGENT_APPLY = 'sift.agent.apply';
+export const CMD_AGENT_DISCARD = 'sift.agent.discard';
 
 export interface Position {
     line: number;
@@ -67,6 +70,73 @@ export interface ReindexResponse {
     scheduled: number;
 }
 
+// ---- the agent (docs/lsp.md, "Custom request `sift/agent`") ----------------------------------
+
+/** `sift/agent` params. The progress tokens are added by vscode-languageclient's caller. */
+export interface AgentParams {
+    task: string;
+    /** A workspace folder URI; the server's default is the first folder. */
+    root?: string;
+    maxSteps?: number;
+    /** Best-of-N attempts (default 1). */
+    n?: number;
+    workDoneToken?: string | number;
+    partialResultToken?: string | number;
+}
+
+/** One event of a run, as partial results (`$/progress` with the partialResultToken) carry them. */
+export type AgentEvent =
+    | { kind: 'step'; step: number }
+    | { kind: 'tool'; name: string; summary: string }
+    | { kind: 'result'; name: string; error: boolean; firstLine: string }
+    | { kind: 'compacted' };
+
+/** The value of a partial-result `$/progress`. */
+export interface AgentPartial {
+    events: AgentEvent[];
+}
+
+export type AgentStop = 'done' | 'max_steps' | 'max_tokens' | 'max_duration' | 'cancelled' | 'model_failed';
+
+export interface AgentFile {
+    /** Relative to the workspace folder, `/`-separated. */
+    path: string;
+    uri: string;
+    kind: 'modify' | 'create' | 'delete';
+    /** What the agent read (null for a created file). */
+    original: string | null;
+    /** What it proposes (null for a deleted file). */
+    proposed: string | null;
+}
+
+export interface AgentAttempt {
+    index: number;
+    score: Record<string, unknown>;
+    diff: string;
+}
+
+export interface AgentResult {
+    /** The run id that `sift.agent.apply` and `sift.agent.discard` take. */
+    id: string;
+    stop: AgentStop | string;
+    detail: string;
+    answer: string;
+    /** The whole change as a unified diff. */
+    diff: string;
+    files: AgentFile[];
+    /** The rules files that applied. */
+    rules: string[];
+    model: string;
+    /** With n > 1: the attempts, best first; the first is the proposed change. */
+    attempts?: AgentAttempt[];
+}
+
+/** The answer to `sift.agent.apply`. */
+export interface AgentApplyResult {
+    applied: boolean;
+    failureReason?: string;
+}
+
 /**
  * How the plugin mirrors every method and command that docs/lsp.md documents. A unit test reads
  * docs/lsp.md and fails when the server documents a `sift/…` method or `sift.…` command that is
@@ -84,6 +154,9 @@ export const MIRRORED: Record<string, string> = {
     'sift.applyFix': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.embeddings.pause': 'Sift: Pause Embedding',
     'sift.embeddings.resume': 'Sift: Resume Embedding',
+    'sift/agent': 'Sift: Ask Agent (progress notification, steps and proposed files in the Sift Agent view, diffs in the diff editor)',
+    'sift.agent.apply': 'Accept in the Sift Agent view or the notification (the server sends workspace/applyEdit; VS Code asks for confirmation)',
+    'sift.agent.discard': 'Reject in the Sift Agent view or the notification (and when a new run replaces a proposal)',
 };
 
 /** The `sift/…` methods and `sift.…` commands named in a Markdown document (docs/lsp.md). */

@@ -1,0 +1,374 @@
+// The agent in VS Code: *Sift: Ask Agent* sends `sift/agent` with a cancellable progress
+// notification, the Sift Agent view lists the steps as they arrive (partial results) and then the
+// proposed files, a file opens VS Code's diff editor (two virtual documents), and Accept / Reject /
+// Retry run `sift.agent.apply`, `sift.agent.discard` or the same task again. Everything the agent
+// does happens in the server; what is shown comes from src/agent.ts.
+
+import * as vscode from 'vscode';
+import { ExecuteCommandRequest, ProgressType, WorkDoneProgress, type LanguageClient, type WorkDoneProgressReport } from 'vscode-languageclient/node';
+
+import {
+    AgentRun,
+    DOC_SCHEME,
+    agentParams,
+    appliedMessage,
+    diffTitle,
+    docPath,
+    failureText,
+    finishedMessage,
+    parseDocPath,
+    sideText,
+    type AgentRequest,
+    type Row,
+} from './agent';
+import { AGENT_STATE_KEY, AGENT_VIEW, COMMANDS } from './commands';
+import {
+    AGENT_METHOD,
+    CMD_AGENT_APPLY,
+    CMD_AGENT_DISCARD,
+    type AgentApplyResult,
+    type AgentPartial,
+    type AgentResult,
+} from './protocol';
+
+/** The progress tokens of agent runs start with this (the status bar ignores them). */
+export const AGENT_TOKEN_PREFIX = 'sift-agent-';
+
+const partialType = new ProgressType<AgentPartial>();
+
+export class AgentController implements vscode.TreeDataProvider<Row>, vscode.TextDocumentContentProvider, vscode.Disposable {
+    private run: AgentRun | undefined;
+    private nextKey = 1;
+    private cancel: vscode.CancellationTokenSource | undefined;
+    private readonly changed = new vscode.EventEmitter<Row | undefined>();
+    readonly onDidChangeTreeData = this.changed.event;
+    private readonly docsChanged = new vscode.EventEmitter<vscode.Uri>();
+    readonly onDidChange = this.docsChanged.event;
+    private readonly view: vscode.TreeView<Row>;
+    private readonly disposables: vscode.Disposable[] = [];
+
+    constructor(
+        private readonly client: () => Promise<LanguageClient | undefined>,
+        private readonly output: vscode.LogOutputChannel,
+    ) {
+        this.view = vscode.window.createTreeView(AGENT_VIEW, { treeDataProvider: this, showCollapseAll: true });
+        this.disposables.push(
+            this.view,
+            this.changed,
+            this.docsChanged,
+            vscode.workspace.registerTextDocumentContentProvider(DOC_SCHEME, this),
+            vscode.commands.registerCommand(COMMANDS.askAgent, (arg?: Partial<AgentRequest> | string) => this.ask(arg)),
+            vscode.commands.registerCommand(COMMANDS.acceptAgent, () => this.accept()),
+            vscode.commands.registerCommand(COMMANDS.rejectAgent, () => this.reject()),
+            vscode.commands.registerCommand(COMMANDS.retryAgent, () => this.retry()),
+            vscode.commands.registerCommand(COMMANDS.cancelAgent, () => this.cancel?.cancel()),
+            vscode.commands.registerCommand(COMMANDS.openAgentDiff, (row?: Row | string) => this.openDiff(row)),
+            vscode.commands.registerCommand(COMMANDS.showAgentDiff, () => this.showWholeDiff()),
+        );
+        void this.setState();
+    }
+
+    // ---- the view ----------------------------------------------------------------------------
+
+    getChildren(row?: Row): Row[] {
+        if (row) {
+            return row.children ?? [];
+        }
+        return this.run?.rows() ?? [];
+    }
+
+    getTreeItem(row: Row): vscode.TreeItem {
+        const collapsible =
+            row.children === undefined || row.children.length === 0
+                ? vscode.TreeItemCollapsibleState.None
+                : row.expanded
+                  ? vscode.TreeItemCollapsibleState.Expanded
+                  : vscode.TreeItemCollapsibleState.Collapsed;
+        const item = new vscode.TreeItem(row.label, collapsible);
+        item.id = row.id;
+        item.description = row.description;
+        item.tooltip = row.tooltip;
+        item.iconPath = new vscode.ThemeIcon(row.icon, row.color ? new vscode.ThemeColor(row.color) : undefined);
+        item.contextValue = row.contextValue;
+        if (row.contextValue === 'file' && row.path !== undefined) {
+            item.command = { command: COMMANDS.openAgentDiff, title: 'Open Agent Diff', arguments: [row.path] };
+        } else if (row.contextValue === 'answer') {
+            item.command = { command: COMMANDS.showAgentDiff, title: 'Show Agent Change as a Diff' };
+        }
+        return item;
+    }
+
+    private refresh(): void {
+        this.changed.fire(undefined);
+        void this.setState();
+    }
+
+    private async setState(): Promise<void> {
+        await vscode.commands.executeCommand('setContext', AGENT_STATE_KEY, this.run?.state ?? 'none');
+        this.view.message = this.run === undefined ? undefined : this.run.state === 'running' ? 'The agent is working…' : undefined;
+    }
+
+    // ---- the diff editor's two sides -------------------------------------------------------
+
+    provideTextDocumentContent(uri: vscode.Uri): string {
+        if (uri.path.startsWith('/whole/')) {
+            return this.run?.result?.diff ?? '';
+        }
+        const at = parseDocPath(uri.path);
+        if (at === undefined || this.run === undefined || this.run.key !== at.key) {
+            return '';
+        }
+        const file = this.run.file(at.path);
+        return file ? sideText(file, at.side) : '';
+    }
+
+    private async openDiff(row?: Row | string): Promise<void> {
+        const path = typeof row === 'string' ? row : row?.path ?? this.run?.result?.files[0]?.path;
+        const run = this.run;
+        const file = path === undefined ? undefined : run?.file(path);
+        if (run === undefined || file === undefined) {
+            void vscode.window.showInformationMessage('sift agent: no proposed change to show.');
+            return;
+        }
+        const side = (s: 'original' | 'proposed') => vscode.Uri.from({ scheme: DOC_SCHEME, path: docPath(run.key, s, file.path) });
+        await vscode.commands.executeCommand('vscode.diff', side('original'), side('proposed'), diffTitle(file), { preview: true });
+    }
+
+    private async showWholeDiff(): Promise<void> {
+        const run = this.run;
+        if (run?.result === undefined) {
+            return;
+        }
+        if (run.result.files.length === 0) {
+            void vscode.window.showInformationMessage(`sift agent: ${run.result.answer.trim() || 'no change'}`);
+            return;
+        }
+        const uri = vscode.Uri.from({ scheme: DOC_SCHEME, path: `/whole/${run.key}/change.diff` });
+        const doc = await vscode.workspace.openTextDocument(uri);
+        await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+        await vscode.window.showTextDocument(doc, { preview: true });
+    }
+
+    // ---- runs ------------------------------------------------------------------------------
+
+    private async ask(arg?: Partial<AgentRequest> | string): Promise<void> {
+        let request: AgentRequest | undefined;
+        if (typeof arg === 'string') {
+            request = { task: arg };
+        } else if (arg && typeof arg.task === 'string') {
+            request = { task: arg.task, root: arg.root, n: arg.n, maxSteps: arg.maxSteps };
+        } else {
+            const task = await vscode.window.showInputBox({
+                title: 'Sift: Ask Agent',
+                prompt: 'What should the agent do? It proposes a change; nothing is written until you accept it.',
+                placeHolder: 'e.g. cap the retry delay at 30 seconds',
+                value: this.run?.request.task,
+                ignoreFocusOut: true,
+            });
+            if (task === undefined) {
+                return;
+            }
+            request = { task };
+        }
+        await this.start(request);
+    }
+
+    private async retry(): Promise<void> {
+        if (this.run === undefined) {
+            await this.ask();
+            return;
+        }
+        await this.start(this.run.request);
+    }
+
+    private async start(request: AgentRequest): Promise<void> {
+        const params = agentParams(request);
+        if (params === undefined) {
+            void vscode.window.showWarningMessage('sift agent: say what the agent should do.');
+            return;
+        }
+        if (this.run?.state === 'running') {
+            void vscode.window.showWarningMessage('sift agent: a run is going on; cancel it first.');
+            return;
+        }
+        const client = await this.client();
+        if (client === undefined) {
+            return;
+        }
+        await this.forgetProposal(client);
+        if (params.root === undefined && vscode.workspace.workspaceFolders?.length) {
+            params.root = vscode.workspace.workspaceFolders[0].uri.toString();
+        }
+        const run = new AgentRun(this.nextKey++, request);
+        this.run = run;
+        this.refresh();
+        await vscode.commands.executeCommand(`${AGENT_VIEW}.focus`);
+        const workDoneToken = `${AGENT_TOKEN_PREFIX}${run.key}-work-${Date.now()}`;
+        const partialResultToken = `${AGENT_TOKEN_PREFIX}${run.key}-partial-${Date.now()}`;
+        this.output.info(`sift/agent: ${params.task}`);
+        const result = await vscode.window.withProgress(
+            { location: vscode.ProgressLocation.Notification, title: 'sift agent', cancellable: true },
+            async (progress, token) => {
+                this.cancel = new vscode.CancellationTokenSource();
+                const cancel = this.cancel;
+                token.onCancellationRequested(() => cancel.cancel());
+                progress.report({ message: 'starting…' });
+                const listeners = [
+                    client.onProgress(WorkDoneProgress.type, workDoneToken, (value) => {
+                        if (value.kind !== 'end' && (value as WorkDoneProgressReport).message) {
+                            run.progressMessage = (value as WorkDoneProgressReport).message;
+                            progress.report({ message: run.progressMessage });
+                            this.refresh();
+                        }
+                    }),
+                    client.onProgress(partialType, partialResultToken, (value) => {
+                        run.add(value?.events ?? []);
+                        if (run.progressMessage === undefined) {
+                            progress.report({ message: run.lastLine() });
+                        }
+                        this.refresh();
+                    }),
+                ];
+                try {
+                    return (await client.sendRequest(AGENT_METHOD, { ...params, workDoneToken, partialResultToken }, cancel.token)) as
+                        | AgentResult
+                        | null
+                        | undefined;
+                } catch (error) {
+                    const failure = failureText(error);
+                    if (failure.cancelled) {
+                        return undefined;
+                    }
+                    run.fail(failure.text);
+                    return undefined;
+                } finally {
+                    for (const l of listeners) {
+                        l.dispose();
+                    }
+                    cancel.dispose();
+                    if (this.cancel === cancel) {
+                        this.cancel = undefined;
+                    }
+                }
+            },
+        );
+        run.progressMessage = undefined;
+        if (run.state === 'failed') {
+            this.refresh();
+            this.output.error(`sift/agent failed: ${run.error}`);
+            void vscode.window.showErrorMessage(`sift agent failed: ${run.error}`, 'Retry', 'Show Log').then((choice) => {
+                if (choice === 'Retry') {
+                    void this.retry();
+                } else if (choice === 'Show Log') {
+                    this.output.show(true);
+                }
+            });
+            return;
+        }
+        if (result === undefined || result === null) {
+            run.fail('cancelled');
+            this.refresh();
+            return;
+        }
+        run.finish(result);
+        this.refresh();
+        this.output.info(`sift/agent: run ${result.id} ${result.stop}: ${result.detail}; ${result.files.length} files`);
+        const message = finishedMessage(result);
+        const show = message.severity === 'info' ? vscode.window.showInformationMessage : vscode.window.showWarningMessage;
+        if (result.files.length > 0) {
+            // The first file's diff at once: that is what the user wants to look at.
+            await this.openDiff(result.files[0].path);
+        }
+        void show(message.text, ...message.buttons).then((choice) => {
+            switch (choice) {
+                case 'Review Diff':
+                    void this.openDiff();
+                    break;
+                case 'Accept':
+                    void this.accept();
+                    break;
+                case 'Reject':
+                    void this.reject();
+                    break;
+                case 'Retry':
+                    void this.retry();
+                    break;
+            }
+        });
+    }
+
+    /** Tells the server to forget a proposal the user neither accepted nor rejected. */
+    private async forgetProposal(client: LanguageClient): Promise<void> {
+        const old = this.run;
+        if (old?.state === 'proposed' && old.result) {
+            old.state = 'discarded';
+            await this.execute(client, CMD_AGENT_DISCARD, old.result.id).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
+        }
+    }
+
+    private execute<R>(client: LanguageClient, command: string, id: string): Promise<R> {
+        return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [{ id }] }) as Promise<R>;
+    }
+
+    private async accept(): Promise<void> {
+        const run = this.run;
+        if (run?.state !== 'proposed' || run.result === undefined) {
+            void vscode.window.showInformationMessage('sift agent: no proposed change to accept.');
+            return;
+        }
+        const client = await this.client();
+        if (client === undefined) {
+            return;
+        }
+        let answer: AgentApplyResult | undefined;
+        try {
+            answer = await this.execute<AgentApplyResult>(client, CMD_AGENT_APPLY, run.result.id);
+        } catch (error) {
+            answer = { applied: false, failureReason: error instanceof Error ? error.message : String(error) };
+        }
+        const message = appliedMessage(answer);
+        if (message.ok) {
+            run.state = 'applied';
+            run.error = undefined;
+            this.refresh();
+            void vscode.window.showInformationMessage(message.text);
+        } else {
+            run.error = message.text;
+            this.refresh();
+            void vscode.window.showWarningMessage(message.text, 'Retry').then((choice) => {
+                if (choice === 'Retry') {
+                    void this.retry();
+                }
+            });
+        }
+    }
+
+    private async reject(): Promise<void> {
+        const run = this.run;
+        if (run?.state !== 'proposed' || run.result === undefined) {
+            return;
+        }
+        const client = await this.client();
+        run.state = 'discarded';
+        this.refresh();
+        if (client !== undefined) {
+            await this.execute(client, CMD_AGENT_DISCARD, run.result.id).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
+        }
+        // Close the diff editors of this run: they show a change that no longer exists.
+        for (const group of vscode.window.tabGroups.all) {
+            for (const tab of group.tabs) {
+                const input = tab.input;
+                if (input instanceof vscode.TabInputTextDiff && input.modified.scheme === DOC_SCHEME) {
+                    await vscode.window.tabGroups.close(tab);
+                }
+            }
+        }
+    }
+
+    dispose(): void {
+        this.cancel?.cancel();
+        for (const d of this.disposables) {
+            d.dispose();
+        }
+    }
+}
