@@ -19,10 +19,12 @@ export class LspClient {
     readonly serverRequests: { method: string; params: unknown }[] = [];
     private waiters: { test(): boolean; resolve(): void }[] = [];
     stderr = '';
+    /** How to answer a request from the server (undefined: `null`). */
+    answer: ((method: string, params: unknown) => unknown) | undefined;
     exited: Promise<number | null>;
 
-    constructor(binary: string, args: string[], cwd: string) {
-        this.proc = spawn(binary, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'] });
+    constructor(binary: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv) {
+        this.proc = spawn(binary, args, { cwd, stdio: ['pipe', 'pipe', 'pipe'], ...(env ? { env } : {}) });
         this.proc.stdout.on('data', (chunk: Buffer) => this.onData(chunk));
         this.proc.stderr.on('data', (chunk: Buffer) => {
             this.stderr += chunk.toString();
@@ -65,9 +67,11 @@ export class LspClient {
                 }
             }
         } else if ('id' in msg && 'method' in msg) {
-            // A request from the server (progress token creation, registrations): accept it.
+            // A request from the server (progress token creation, registrations, applyEdit):
+            // `answer` decides (default: accept it with a null result).
             this.serverRequests.push({ method: msg.method as string, params: msg.params });
-            this.send({ jsonrpc: '2.0', id: msg.id, result: null });
+            const result = this.answer?.(msg.method as string, msg.params) ?? null;
+            this.send({ jsonrpc: '2.0', id: msg.id, result });
         } else if ('method' in msg) {
             this.notifications.push({ method: msg.method as string, params: msg.params });
         }
@@ -84,6 +88,11 @@ export class LspClient {
         const body = Buffer.from(JSON.stringify(msg), 'utf8');
         this.proc.stdin.write(`Content-Length: ${body.length}\r\n\r\n`);
         this.proc.stdin.write(body);
+    }
+
+    /** The id the next request gets (to cancel it with `$/cancelRequest`). */
+    get peekId(): number {
+        return this.nextId;
     }
 
     request<R>(method: string, params: unknown, timeoutMs = 20000): Promise<R> {

@@ -6,10 +6,13 @@
 //!   code search through `workspace/symbol`.
 //! - Slash command: `/sift-search QUERY` runs `sift search --json` on the worktree and inserts
 //!   the best results as Markdown, one fold per result.
+//! - Slash command: `/sift-agent TASK` runs `sift agent --json` on the worktree (the agent
+//!   proposes a change and writes nothing) and inserts its answer and the diff.
 //!
-//! The decisions live in [`command`] and [`search`], which are pure and tested on the host; this
+//! The decisions live in [`command`], [`search`] and [`agent`], which are pure and tested on the host; this
 //! file only connects them to Zed's API.
 
+pub mod agent;
 pub mod command;
 pub mod search;
 
@@ -25,6 +28,9 @@ pub const SERVER_ID: &str = "sift";
 
 /// The slash command's name in `extension.toml` (without the `/`).
 pub const SEARCH_COMMAND: &str = "sift-search";
+
+/// The agent's slash command in `extension.toml` (without the `/`).
+pub const AGENT_COMMAND: &str = "sift-agent";
 
 /// The extension. It keeps no state: every call reads the current settings.
 struct SiftExtension;
@@ -101,6 +107,9 @@ impl zed::Extension for SiftExtension {
         args: Vec<String>,
         worktree: Option<&Worktree>,
     ) -> zed::Result<SlashCommandOutput> {
+        if command.name == AGENT_COMMAND {
+            return run_agent(args, worktree);
+        }
         if command.name != SEARCH_COMMAND {
             return Err(format!("unknown slash command: /{}", command.name));
         }
@@ -138,6 +147,48 @@ impl zed::Extension for SiftExtension {
                 .collect(),
         })
     }
+}
+
+/// `/sift-agent TASK`: runs `sift agent --json` (never `--apply`) and shows the proposal.
+fn run_agent(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<SlashCommandOutput> {
+    let worktree = worktree.ok_or("/sift-agent needs an open project (a worktree)")?;
+    let root = worktree.root_path();
+    let binary = binary_settings(lsp_settings(SERVER_ID, worktree).as_ref());
+    let program =
+        command::resolve_binary(binary.path.as_deref(), &root, |name| worktree.which(name))?;
+    let task = args.join(" ");
+    let mut process = zed::process::Command {
+        command: program,
+        args: agent::agent_args(&root, &args)?,
+        env: command::merge_env(worktree.shell_env(), binary.env.as_ref()),
+    };
+    let output = process.output()?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    // Exit status 2 (a budget or the model stopped the run) still prints the run's JSON.
+    let run = match (output.status, agent::parse_run(&stdout)) {
+        (Some(0 | 2), Ok(run)) => run,
+        (status, _) => {
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            let last: Vec<&str> = stderr.lines().rev().take(6).collect();
+            return Err(format!(
+                "sift agent failed ({}): {}",
+                status.map_or("killed by a signal".to_string(), |s| format!("status {s}")),
+                last.into_iter().rev().collect::<Vec<_>>().join("\n").trim()
+            ));
+        }
+    };
+    let formatted = agent::format_output(task.trim(), &root, &run);
+    Ok(SlashCommandOutput {
+        text: formatted.text,
+        sections: formatted
+            .sections
+            .into_iter()
+            .map(|section| SlashCommandOutputSection {
+                range: section.range.into(),
+                label: section.label,
+            })
+            .collect(),
+    })
 }
 
 /// Registers the extension with Zed. The macro defines the exported `init-extension` function;
@@ -220,6 +271,8 @@ mod tests {
         let manifest = include_str!("../extension.toml");
         assert!(manifest.contains(&format!("[language_servers.{SERVER_ID}]")));
         assert!(manifest.contains(&format!("[slash_commands.{SEARCH_COMMAND}]")));
+        assert!(manifest.contains(&format!("[slash_commands.{AGENT_COMMAND}]")));
+        assert!(manifest.contains(r#"args = ["agent", "--json", "**"]"#));
         assert!(manifest.contains("schema_version = 1"));
         // The process:exec capability must allow the arguments that search_args builds.
         assert!(manifest.contains(r#"args = ["search", "--json", "**"]"#));
