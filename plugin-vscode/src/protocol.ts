@@ -84,6 +84,9 @@ export const MIRRORED: Record<string, string> = {
     'sift.applyFix': 'code action on a sift diagnostic (vscode-languageclient runs it)',
     'sift.embeddings.pause': 'Sift: Pause Embedding',
     'sift.embeddings.resume': 'Sift: Resume Embedding',
+    'sift/agent': 'not yet in the extension: the Sift: Ask Agent command and view are being built',
+    'sift.agent.apply': 'not yet in the extension (sent by the agent view once it exists)',
+    'sift.agent.discard': 'not yet in the extension (sent by the agent view once it exists)',
 };
 
 /** The `sift/…` methods and `sift.…` commands named in a Markdown document (docs/lsp.md). */
