@@ -133,6 +133,14 @@ impl StdioServer {
         StdioServer::start_command(sift(), args)
     }
 
+    /// Starts `sift lsp` without models, with extra environment variables (a model endpoint,
+    /// say).
+    pub fn start_env(args: &[&str], env: &[(&str, &str)]) -> StdioServer {
+        let mut command = sift();
+        command.envs(env.iter().copied());
+        StdioServer::start_command(command, args)
+    }
+
     /// Starts `sift lsp` with the installed models (see [`sift_with_models`]).
     pub fn start_with_models(args: &[&str]) -> StdioServer {
         StdioServer::start_command(sift_with_models(), args)
@@ -215,14 +223,20 @@ impl StdioServer {
             .unwrap_or_else(|| panic!("no response to {method} #{id}"))
     }
 
-    /// The next message, answering server requests (progress creation) on the way.
+    /// The next message, answering server requests on the way (progress creation; a
+    /// `workspace/applyEdit` is accepted, as a user who confirms would).
     pub fn read(&mut self, timeout: std::time::Duration) -> Option<serde_json::Value> {
         loop {
             let message = self.frames.recv_timeout(timeout).ok()?;
             if message.get("method").is_some() && message.get("id").is_some() {
                 let id = message["id"].clone();
+                let result = if message["method"] == "workspace/applyEdit" {
+                    serde_json::json!({"applied": true})
+                } else {
+                    serde_json::Value::Null
+                };
                 self.seen.push(message);
-                self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": null}));
+                self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}));
                 continue;
             }
             return Some(message);

@@ -8,7 +8,9 @@ use std::process::{Command, Output};
 
 use serde_json::{Value, json};
 use sift_test_support::openai::{FakeServer, Reply};
-use sift_tests::{sift, stderr, stdout, write};
+use std::time::Duration;
+
+use sift_tests::{StdioServer, sift, stderr, stdout, write};
 
 const CLAMP: &str = "def clamp(x, lo, hi):\n    \"\"\"Keep x between lo and hi.\"\"\"\n    return max(lo, min(x, hi))\n";
 
@@ -130,4 +132,122 @@ fn bad_input_gets_a_clear_error() {
     let out = agent(dir.path(), &server, &["do it"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("the model failed"), "{}", stderr(&out));
+}
+
+fn lsp_for(dir: &Path, server: &FakeServer) -> StdioServer {
+    let url = server.base_url();
+    let xdg = dir.join("xdg");
+    let mut lsp = StdioServer::start_env(
+        &[],
+        &[
+            ("XDG_CONFIG_HOME", xdg.to_str().unwrap()),
+            ("SIFT_MODEL_BACKEND", "openai"),
+            ("SIFT_MODEL_BASE_URL", &url),
+            ("SIFT_MODEL_NAME", "fixture-model"),
+        ],
+    );
+    lsp.initialize(&dir.join("repo").canonicalize().unwrap());
+    lsp.wait_for_progress_end();
+    lsp
+}
+
+#[test]
+fn the_language_server_streams_the_steps_and_applies_only_when_confirmed() {
+    let dir = repo();
+    let search = json!({"query": "clamp between lo and hi"}).to_string();
+    let server = FakeServer::start([
+        Reply::tool_calls(&[("c1", "search", &search)]),
+        edit_call(),
+        Reply::text(&["Rewrote clamp."]),
+    ])
+    .unwrap();
+    let mut lsp = lsp_for(dir.path(), &server);
+    let id = lsp.request_id(
+        "sift/agent",
+        json!({"task": "make clamp read better", "workDoneToken": "w1", "partialResultToken": "p1"}),
+    );
+    let response = lsp.response_to(&json!(id), Duration::from_secs(60)).expect("an answer");
+    let result = &response["result"];
+    assert_eq!(result["stop"], "done", "{response} {}", lsp.stderr_tail());
+    assert_eq!(result["answer"], "Rewrote clamp.");
+    let file = &result["files"][0];
+    assert_eq!(file["path"], "util/clamp.py");
+    assert_eq!(file["kind"], "modify");
+    assert_eq!(file["original"], CLAMP);
+    assert!(file["proposed"].as_str().unwrap().contains("return min(hi, max(x, lo))"));
+    // The steps came as partial results and as work-done progress.
+    let partial: Vec<&Value> = lsp
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "$/progress" && m["params"]["token"] == "p1")
+        .flat_map(|m| m["params"]["value"]["events"].as_array().unwrap().iter())
+        .collect();
+    let tools: Vec<&str> = partial
+        .iter()
+        .filter(|e| e["kind"] == "tool")
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["search", "edit"]);
+    let reports: Vec<&str> = lsp
+        .seen
+        .iter()
+        .filter(|m| m["method"] == "$/progress" && m["params"]["token"] == "w1")
+        .filter_map(|m| m["params"]["value"]["message"].as_str())
+        .collect();
+    assert!(
+        reports.iter().any(|r| r.starts_with("step 2: edit path=util/clamp.py")),
+        "{reports:?}"
+    );
+    // Nothing was written, and no edit was sent before the user accepted.
+    assert_eq!(std::fs::read_to_string(dir.path().join("repo/util/clamp.py")).unwrap(), CLAMP);
+    assert!(!lsp.seen.iter().any(|m| m["method"] == "workspace/applyEdit"));
+
+    let applied = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.agent.apply", "arguments": [{"id": result["id"]}]}),
+    );
+    assert_eq!(applied["result"]["applied"], true, "{applied}");
+    let edit = lsp
+        .seen
+        .iter()
+        .find(|m| m["method"] == "workspace/applyEdit")
+        .expect("the change was sent for confirmation");
+    let edit = &edit["params"]["edit"];
+    assert_eq!(edit["changeAnnotations"]["sift-agent"]["needsConfirmation"], true, "{edit}");
+    let change = &edit["documentChanges"][0];
+    assert!(change["textDocument"]["uri"].as_str().unwrap().ends_with("/repo/util/clamp.py"));
+    assert_eq!(change["edits"][0]["annotationId"], "sift-agent");
+    assert_eq!(change["edits"][0]["newText"], "    return min(hi, max(x, lo))\n");
+    assert_eq!(change["edits"][0]["range"]["start"], json!({"line": 2, "character": 0}));
+    // A run applies once.
+    let again = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.agent.apply", "arguments": [{"id": result["id"]}]}),
+    );
+    assert!(
+        again["error"]["message"].as_str().unwrap().contains("no pending agent run"),
+        "{again}"
+    );
+}
+
+#[test]
+fn cancelling_sift_agent_stops_the_run_and_the_server_lives_on() {
+    let dir = repo();
+    // The model never answers.
+    let server = FakeServer::start([Reply::Stall(Duration::from_secs(120))]).unwrap();
+    let mut lsp = lsp_for(dir.path(), &server);
+    let id = lsp.request_id("sift/agent", json!({"task": "t"}));
+    // Once the model was asked, cancel.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while server.requests().is_empty() {
+        assert!(std::time::Instant::now() < deadline, "the model was never asked");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    lsp.notify("$/cancelRequest", json!({"id": id}));
+    let response = lsp.response_to(&json!(id), Duration::from_secs(60)).expect("an answer");
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    let status = lsp.request("workspace/executeCommand", json!({"command": "sift.status"}));
+    assert!(status["result"]["workspaces"].is_array(), "{status}");
+    let bad = lsp.request("sift/agent", json!({"task": "  "}));
+    assert!(bad["error"]["message"].as_str().unwrap().contains("task is empty"), "{bad}");
 }

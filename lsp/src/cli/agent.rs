@@ -96,7 +96,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
             about.name
         );
     }
-    let policy = Policy::for_workspace(&root, &sift_runtime::sandbox::SandboxSettings::default())?;
+    let policy = agent::policy(&root, &config)?;
 
     let index = super::search::open_index(&root, &args.walk, false)?;
     let semantic = super::semantic::for_search(&index, &root, false, false)?;
@@ -159,13 +159,6 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
             history.push(sift_runtime::llm::Message::user(task_text.clone()));
         }
         eprintln!("resuming {} ({} messages)", transcript.id(), history.len());
-    } else {
-        transcript.write(&agent::transcript::Record::Start {
-            task: task.clone(),
-            model: about.name.clone(),
-            time: now(),
-            attempt: 0,
-        });
     }
     let outcome = if finished_before {
         // A finished run resumed without a new request: only its change is wanted.
@@ -276,14 +269,6 @@ fn best_of(
     let name = model.describe().name;
     let transcripts: Vec<Transcript> =
         (0..args.n).map(|_| Transcript::create(store)).collect::<Result<_, _>>()?;
-    for (i, t) in transcripts.iter().enumerate() {
-        t.write(&agent::transcript::Record::Start {
-            task: task.to_owned(),
-            model: name.clone(),
-            time: now(),
-            attempt: i,
-        });
-    }
     let mut sessions =
         |_: usize| Session::new(workspace, &unsaved, policy, checkers, Rules::load(root, files));
     let shared = Task { text: task, resumed: Vec::new(), options, transcript: None };
@@ -327,7 +312,7 @@ fn best_of(
     stdout.flush()?;
     let picked = (args.apply && !attempts.is_empty()).then_some(0);
     let pick = Pick {
-        time: now(),
+        time: agent::transcript::now(),
         task: task.to_owned(),
         model: name,
         scores: attempts
@@ -351,10 +336,6 @@ fn best_of(
         }
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// Progress on stderr: one line per step and tool call.

@@ -1,7 +1,8 @@
 //! The `LanguageServer` implementation: the shared state of a session and one thin method per
 //! LSP request or notification, each handing off to the module that owns it — [`super::lifecycle`]
 //! (initialize, workspaces), [`super::documents`] (open documents, in arrival order),
-//! [`super::search`] (`sift/search`, `workspace/symbol`), [`super::commands`]
+//! [`super::search`] (`sift/search`, `workspace/symbol`), [`super::agent`] (`sift/agent`),
+//! [`super::commands`]
 //! (`workspace/executeCommand`), [`super::review`] and [`super::diagnostics`] (findings, code
 //! actions).
 //!
@@ -52,6 +53,8 @@ pub struct Backend {
     /// Published findings, `sift.review` and review on save.
     pub(super) reviews: Arc<Reviews>,
     pub(super) watchers: Mutex<Vec<TreeWatcher>>,
+    /// Agent runs whose change waits for the user (`sift.agent.apply`).
+    pub(super) agents: super::agent::Agents,
 }
 
 pub(super) fn internal(message: impl Into<String>) -> Error {
@@ -59,7 +62,7 @@ pub(super) fn internal(message: impl Into<String>) -> Error {
 }
 
 /// Runs a request handler, turning a panic into an internal-error response.
-async fn guarded<T>(name: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
+pub(super) async fn guarded<T>(name: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
     match AssertUnwindSafe(fut).catch_unwind().await {
         Ok(result) => result,
         Err(panic) => {
@@ -105,6 +108,7 @@ impl Backend {
             documents,
             reviews,
             watchers: Mutex::new(Vec::new()),
+            agents: Default::default(),
         }
     }
 

@@ -52,6 +52,8 @@ impl Backend {
                 Ok(Some(json(self.status())?))
             }
             Command::Status => Ok(Some(json(self.status())?)),
+            Command::AgentApply => self.agent_apply(&params.arguments).await.map(Some),
+            Command::AgentDiscard => self.agent_discard(&params.arguments).map(Some),
             Command::Dismiss | Command::Silence | Command::ApplyFix => {
                 let (uri, what, reason) = match params.arguments.as_slice() {
                     [Value::String(uri), Value::String(what)] => (uri, what, None),

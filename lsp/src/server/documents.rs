@@ -40,6 +40,20 @@ impl Documents {
         uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok()).unwrap_or_default()
     }
 
+    /// The document's text as the user sees it, `None` when it is neither open nor a readable
+    /// file.
+    pub fn text_of_opt(&self, uri: &Uri) -> Option<String> {
+        if let Some(text) = lock(&self.texts).get(uri) {
+            return Some(text.clone());
+        }
+        uri.to_file_path().and_then(|p| std::fs::read_to_string(p).ok())
+    }
+
+    /// Every open document's text.
+    pub fn open_texts(&self) -> Vec<(Uri, String)> {
+        lock(&self.texts).iter().map(|(u, t)| (u.clone(), t.clone())).collect()
+    }
+
     /// The latest version the client announced for `uri`, while it is open.
     pub fn version(&self, uri: &Uri) -> Option<i32> {
         lock(&self.versions).get(uri).copied()

@@ -6,10 +6,12 @@
 //! through one channel as whole frames, so the library's output and sift's error responses never
 //! interleave mid-frame.
 
+mod agent;
 pub mod backend;
 mod commands;
 pub mod diagnostics;
 pub mod documents;
+mod edits;
 pub mod framing;
 mod lifecycle;
 pub mod position;
@@ -45,6 +47,7 @@ where
 {
     let (service, socket) = LspService::build(backend::Backend::new)
         .custom_method(protocol::SEARCH_METHOD, backend::Backend::sift_search)
+        .custom_method(agent::METHOD, backend::Backend::sift_agent)
         .finish();
     let (mut to_library, library_in) = tokio::io::duplex(1 << 20);
     let (library_out, from_library) = tokio::io::duplex(1 << 20);

@@ -31,11 +31,16 @@ pub enum Command {
     Silence,
     /// Apply a finding's fix through `workspace/applyEdit` (arguments `[uri, findingId]`).
     ApplyFix,
+    /// Send an agent run's change through `workspace/applyEdit`, to be confirmed (arguments
+    /// `[{id}]`).
+    AgentApply,
+    /// Forget an agent run's change (arguments `[{id}]`).
+    AgentDiscard,
 }
 
 impl Command {
     /// All of them, in the order `initialize` announces them.
-    pub const ALL: [Command; 9] = [
+    pub const ALL: [Command; 11] = [
         Command::Search,
         Command::Review,
         Command::Reindex,
@@ -45,6 +50,8 @@ impl Command {
         Command::Dismiss,
         Command::Silence,
         Command::ApplyFix,
+        Command::AgentApply,
+        Command::AgentDiscard,
     ];
 
     /// The command's name on the wire.
@@ -59,6 +66,8 @@ impl Command {
             Command::Dismiss => "sift.dismiss",
             Command::Silence => "sift.silence",
             Command::ApplyFix => "sift.applyFix",
+            Command::AgentApply => "sift.agent.apply",
+            Command::AgentDiscard => "sift.agent.discard",
         }
     }
 

@@ -42,6 +42,18 @@ pub use changes::{Changes, FileChange};
 pub use tools::{Session, ToolOutput};
 pub use transcript::{STORE_ENTRIES, Transcript};
 
+/// The sandbox policy for the agent in `root`, from the `[sandbox]` configuration (the CLI and
+/// the language server both build it here).
+pub fn policy(
+    root: &std::path::Path,
+    _config: &crate::config::Config,
+) -> Result<sift_runtime::sandbox::Policy, sift_runtime::sandbox::SandboxError> {
+    sift_runtime::sandbox::Policy::for_workspace(
+        root,
+        &sift_runtime::sandbox::SandboxSettings::default(),
+    )
+}
+
 /// How far a run may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
@@ -257,6 +269,13 @@ pub fn run(
             t.write(&record);
         }
     };
+    if convo.history.is_empty() {
+        log(transcript::Record::Start {
+            task: task.to_owned(),
+            model: model.describe().name,
+            time: transcript::now(),
+        });
+    }
     let mut outcome = Outcome {
         stop: Stop::Done,
         answer: String::new(),

@@ -33,9 +33,6 @@ pub enum Record {
         model: String,
         /// Seconds since the Unix epoch.
         time: u64,
-        /// Which attempt of a best-of-N run (0 for a single run).
-        #[serde(default)]
-        attempt: usize,
     },
     /// A message joined the conversation.
     Message {
@@ -148,6 +145,11 @@ impl Transcript {
         }
         Ok(out)
     }
+}
+
+/// Seconds since the Unix epoch.
+pub fn now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// The transcripts of a store, newest first.

@@ -1,0 +1,450 @@
+//! `sift/agent`, `sift.agent.apply` and `sift.agent.discard`: the engine's agent
+//! ([`sift_engine::agent`]) in LSP shapes.
+//!
+//! A run works on what the user sees (open buffers over the files on disk) and proposes its
+//! change; nothing reaches a buffer or a file until the user accepts it: `sift.agent.apply`
+//! sends it as one `workspace/applyEdit` whose every part carries a change annotation with
+//! `needsConfirmation`, after checking that every document is still what the agent read.
+//! Steps stream as work-done progress and as partial results; `$/cancelRequest` stops the run
+//! between tokens or inside a tool.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sift_engine::agent::best::{self, Pick};
+use sift_engine::agent::rules::Rules;
+use sift_engine::agent::{
+    self, Budget, Changes, Event, FileChange, Options, Session, Task, Transcript, checkers,
+};
+use sift_runtime::llm::Cancel;
+use tokio::sync::mpsc;
+use tower_lsp_server::jsonrpc::{Error, Result};
+use tower_lsp_server::ls_types::*;
+
+use super::backend::{Backend, internal};
+use super::edits::{DocChange, workspace_edit};
+
+/// `sift/agent` request method.
+pub const METHOD: &str = "sift/agent";
+
+/// Parameters of `sift/agent`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentParams {
+    /// What to do.
+    pub task: String,
+    /// The workspace folder (a URI); the first when absent.
+    #[serde(default)]
+    pub root: Option<String>,
+    /// Most model turns.
+    #[serde(default)]
+    pub max_steps: Option<usize>,
+    /// Best-of-N attempts (1 to 8).
+    #[serde(default)]
+    pub n: Option<usize>,
+    /// Work-done progress token.
+    #[serde(default)]
+    pub work_done_token: Option<NumberOrString>,
+    /// Partial-result token: the steps stream there as `{events: [...]}`.
+    #[serde(default)]
+    pub partial_result_token: Option<NumberOrString>,
+}
+
+/// One file of the proposed change.
+#[derive(Debug, Clone, Serialize)]
+pub struct AgentFile {
+    /// Relative to the root.
+    pub path: String,
+    /// Its URI.
+    pub uri: String,
+    /// `modify`, `create` or `delete`.
+    pub kind: &'static str,
+    /// The text the agent started from.
+    pub original: Option<String>,
+    /// The text it proposes.
+    pub proposed: Option<String>,
+}
+
+/// The pending runs, by id, until applied or discarded.
+#[derive(Default)]
+pub struct Agents {
+    runs: Mutex<HashMap<String, PendingRun>>,
+}
+
+struct PendingRun {
+    root: PathBuf,
+    task: String,
+    changes: Changes,
+}
+
+/// `$/progress` with a partial result (any JSON), which `ls_types` has no type for.
+enum PartialProgress {}
+
+impl tower_lsp_server::ls_types::notification::Notification for PartialProgress {
+    type Params = Value;
+    const METHOD: &'static str = "$/progress";
+}
+
+fn event_json(event: &Event) -> Option<Value> {
+    Some(match event {
+        Event::Step(n) => json!({"kind": "step", "step": n}),
+        Event::ToolCall { name, summary } => {
+            json!({"kind": "tool", "name": name, "summary": summary})
+        }
+        Event::ToolResult { name, error, first_line } => {
+            json!({"kind": "result", "name": name, "error": error, "firstLine": first_line})
+        }
+        Event::Compacted { .. } => json!({"kind": "compacted"}),
+        Event::Text(_) => return None,
+    })
+}
+
+/// Sets the cancel token when dropped: the request's future is dropped on `$/cancelRequest`.
+struct CancelOnDrop(Cancel);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+impl Backend {
+    /// `sift/agent`.
+    pub async fn sift_agent(&self, params: AgentParams) -> Result<Value> {
+        super::backend::guarded("sift/agent", self.agent_run(params)).await
+    }
+
+    async fn agent_run(&self, params: AgentParams) -> Result<Value> {
+        if params.task.trim().is_empty() {
+            return Err(Error::invalid_params("task is empty: say what the agent should do"));
+        }
+        let workspaces = self.workspaces();
+        let ws = match &params.root {
+            Some(uri) => {
+                let path: PathBuf = uri
+                    .parse::<Uri>()
+                    .ok()
+                    .and_then(|u| u.to_file_path().map(|p| p.to_path_buf()))
+                    .ok_or_else(|| {
+                        Error::invalid_params(format!("root is not a file URI: {uri}"))
+                    })?;
+                let path = std::fs::canonicalize(&path).unwrap_or(path);
+                workspaces.iter().find(|w| w.root == path).cloned().ok_or_else(|| {
+                    Error::invalid_params(format!("{} is not a workspace folder", path.display()))
+                })?
+            }
+            None => workspaces
+                .first()
+                .cloned()
+                .ok_or_else(|| Error::invalid_params("no workspace folder is open"))?,
+        };
+        let root = ws.root.clone();
+        // What the user sees: open buffers under this root.
+        let unsaved: BTreeMap<String, String> = self
+            .documents
+            .open_texts()
+            .into_iter()
+            .filter_map(|(uri, text)| {
+                let path = uri.to_file_path()?;
+                Some((ws.relative(&path)?, text))
+            })
+            .collect();
+        let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
+
+        let cancel = Cancel::new();
+        let _guard = CancelOnDrop(cancel.clone());
+        let (tx, mut rx) = mpsc::unbounded_channel::<Event>();
+
+        // Progress and partial results, forwarded as the run reports them.
+        let client = self.client.clone();
+        let work_token = params.work_done_token.clone();
+        let partial_token = params.partial_result_token.clone();
+        let task_title = params.task.clone();
+        let forwarder = tokio::spawn(async move {
+            let progress = match work_token {
+                Some(token) => Some(
+                    client.progress(token, "sift agent").with_message(task_title).begin().await,
+                ),
+                None => None,
+            };
+            let mut step = 0;
+            while let Some(event) = rx.recv().await {
+                if let Event::Step(n) = &event {
+                    step = *n;
+                }
+                if let (Some(p), Event::ToolCall { name, summary }) = (&progress, &event) {
+                    p.report(format!("step {step}: {name} {summary}")).await;
+                }
+                if let (Some(token), Some(value)) = (&partial_token, event_json(&event)) {
+                    client
+                        .send_notification::<PartialProgress>(
+                            json!({"token": token, "value": {"events": [value]}}),
+                        )
+                        .await;
+                }
+            }
+            if let Some(p) = progress {
+                p.finish().await;
+            }
+        });
+
+        let n = params.n.unwrap_or(1).clamp(1, 8);
+        let max_steps = params.max_steps.unwrap_or(Budget::default().max_steps);
+        let task = params.task.clone();
+        let workspace = ws.clone();
+        let run_cancel = cancel.clone();
+        let result = tokio::task::spawn_blocking(move || {
+            run_blocking(
+                &workspace,
+                &root,
+                overrides.as_ref(),
+                &unsaved,
+                &task,
+                n,
+                max_steps,
+                &run_cancel,
+                tx,
+            )
+        })
+        .await
+        .map_err(|e| internal(format!("the agent crashed: {e}")))?;
+        let _ = forwarder.await;
+        let finished = result.map_err(|e| internal(format!("{e:#}")))?;
+        let files = self.describe_files(&finished.root, &finished.changes);
+        let id = finished.id.clone();
+        let answer = json!({
+            "id": id,
+            "stop": finished.stop,
+            "detail": finished.detail,
+            "answer": finished.answer,
+            "diff": finished.changes.unified_diff(),
+            "files": files,
+            "rules": finished.rules,
+            "model": finished.model,
+            "attempts": finished.attempts,
+        });
+        self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).insert(
+            id,
+            PendingRun { root: finished.root, task: params.task, changes: finished.changes },
+        );
+        Ok(answer)
+    }
+
+    fn describe_files(&self, root: &std::path::Path, changes: &Changes) -> Vec<AgentFile> {
+        changes
+            .file_changes()
+            .iter()
+            .filter_map(|change| {
+                let path = change.path().to_owned();
+                let uri = Uri::from_file_path(root.join(&path))?;
+                let pending = changes.get(&path)?;
+                let kind = match change {
+                    FileChange::Modify(_) => "modify",
+                    FileChange::Create { .. } => "create",
+                    FileChange::Delete { .. } => "delete",
+                };
+                Some(AgentFile {
+                    path,
+                    uri: uri.as_str().to_owned(),
+                    kind,
+                    original: pending.original.clone(),
+                    proposed: pending.current.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// `sift.agent.apply [{id}]`: the run's change through `workspace/applyEdit`, every part
+    /// needing the user's confirmation.
+    pub(super) async fn agent_apply(&self, arguments: &[Value]) -> Result<Value> {
+        let id = run_id(arguments, "sift.agent.apply")?;
+        let (root, task, changes) = {
+            let runs = self.agents.runs.lock().unwrap_or_else(|e| e.into_inner());
+            let run = runs.get(&id).ok_or_else(|| {
+                Error::invalid_params(format!(
+                    "no pending agent run {id} (applied or discarded already?)"
+                ))
+            })?;
+            (run.root.clone(), run.task.clone(), run.changes.clone())
+        };
+        let mut parts = Vec::new();
+        for change in changes.file_changes() {
+            let path = change.path().to_owned();
+            let uri = Uri::from_file_path(root.join(&path))
+                .ok_or_else(|| internal(format!("no URI for {path}")))?;
+            let pending = changes.get(&path).ok_or_else(|| internal("inconsistent change"))?;
+            // The document must still be what the agent read.
+            let now = self.documents.text_of_opt(&uri);
+            if now != pending.original {
+                return Err(Error::invalid_params(format!(
+                    "{path} changed since the agent read it; nothing was applied (ask again)"
+                )));
+            }
+            parts.push(match change {
+                FileChange::Modify(edit) => DocChange::Modify {
+                    version: self.documents.version(&uri),
+                    text: now.unwrap_or_default(),
+                    uri,
+                    edit,
+                },
+                FileChange::Create { text, .. } => DocChange::Create { uri, text },
+                FileChange::Delete { .. } => DocChange::Delete { uri },
+            });
+        }
+        if parts.is_empty() {
+            return Ok(json!({"applied": false, "failureReason": "the run changed nothing"}));
+        }
+        let annotation = ChangeAnnotation {
+            label: format!("sift agent: {}", shorten(&task, 60)),
+            needs_confirmation: Some(true),
+            description: Some("a change proposed by sift's agent".into()),
+        };
+        let edit = workspace_edit(parts, "sift-agent", annotation, self.encoding());
+        let response = self.client.apply_edit(edit).await?;
+        if response.applied {
+            self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        }
+        Ok(json!({"applied": response.applied, "failureReason": response.failure_reason}))
+    }
+
+    /// `sift.agent.discard [{id}]`.
+    pub(super) fn agent_discard(&self, arguments: &[Value]) -> Result<Value> {
+        let id = run_id(arguments, "sift.agent.discard")?;
+        let removed = self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        Ok(json!({"discarded": removed.is_some()}))
+    }
+}
+
+fn run_id(arguments: &[Value], command: &str) -> Result<String> {
+    match arguments {
+        [Value::Object(map)] => map
+            .get("id")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| Error::invalid_params(format!("{command} takes [{{\"id\": RUN}}]"))),
+        [Value::String(id)] => Ok(id.clone()),
+        _ => Err(Error::invalid_params(format!("{command} takes [{{\"id\": RUN}}]"))),
+    }
+}
+
+fn shorten(text: &str, max: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    if line.chars().count() <= max {
+        line.to_owned()
+    } else {
+        format!("{}…", line.chars().take(max).collect::<String>())
+    }
+}
+
+/// What a finished run hands back to the protocol side.
+struct Finished {
+    id: String,
+    root: PathBuf,
+    stop: &'static str,
+    detail: String,
+    answer: String,
+    changes: Changes,
+    rules: Vec<String>,
+    model: String,
+    attempts: Option<Value>,
+}
+
+/// Runs the agent (one run or best-of-N) on a blocking thread.
+#[allow(clippy::too_many_arguments)]
+fn run_blocking(
+    workspace: &super::workspace::Workspace,
+    root: &std::path::Path,
+    overrides: Option<&Value>,
+    unsaved: &BTreeMap<String, String>,
+    task: &str,
+    n: usize,
+    max_steps: usize,
+    cancel: &Cancel,
+    tx: mpsc::UnboundedSender<Event>,
+) -> anyhow::Result<Finished> {
+    let config = sift_engine::config::for_editor(root, overrides)?;
+    let model = sift_runtime::llm::config::open(&config.model()?)?;
+    let name = model.describe().name;
+    let policy = sift_engine::agent::policy(root, &config)?;
+    let checkers = checkers::detect(root);
+    let files: Vec<String> = workspace.index.manifest()?.files.into_keys().collect();
+    let store = sift_engine::store::open(root)?;
+    let options =
+        Options { budget: Budget { max_steps, ..Budget::default() }, ..Options::default() };
+    let mut on_event = |e: Event| {
+        let _ = tx.send(e);
+    };
+    let engine_ws: &sift_engine::Workspace = workspace;
+    if n > 1 {
+        let transcripts: Vec<Transcript> =
+            (0..n).map(|_| Transcript::create(&store)).collect::<std::result::Result<_, _>>()?;
+        let mut sessions = |_: usize| {
+            Session::new(engine_ws, unsaved, &policy, &checkers, Rules::load(root, &files))
+        };
+        let shared = Task { text: task, resumed: Vec::new(), options: &options, transcript: None };
+        let attempts = best::run_best_of(
+            n,
+            &mut sessions,
+            &*model,
+            &shared,
+            &transcripts,
+            cancel,
+            &mut |_, e| on_event(e),
+        )?;
+        let first = attempts.first().ok_or_else(|| anyhow::anyhow!("no attempt ran"))?;
+        let pick = Pick {
+            time: agent::transcript::now(),
+            task: task.to_owned(),
+            model: name.clone(),
+            scores: attempts
+                .iter()
+                .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
+                .collect(),
+            ranked_first: first.index,
+            picked: None,
+        };
+        if let Err(e) = best::record_pick(&store, &pick) {
+            tracing::warn!("cannot record the ranking: {e}");
+        }
+        let summary: Vec<Value> = attempts
+            .iter()
+            .map(|a| json!({"index": a.index, "score": a.score, "diff": a.diff, "answer": a.outcome.answer}))
+            .collect();
+        let outcome = &first.outcome;
+        return Ok(Finished {
+            id: outcome.transcript.clone().unwrap_or_default(),
+            root: root.to_path_buf(),
+            stop: outcome.stop.as_str(),
+            detail: outcome.stop.describe(&options.budget),
+            answer: outcome.answer.clone(),
+            changes: outcome.changes.clone(),
+            rules: outcome.rules.clone(),
+            model: name,
+            attempts: Some(Value::Array(summary)),
+        });
+    }
+    let transcript = Transcript::create(&store)?;
+    let mut session =
+        Session::new(engine_ws, unsaved, &policy, &checkers, Rules::load(root, &files))?;
+    let outcome = agent::run(
+        &mut session,
+        &*model,
+        Task { text: task, resumed: Vec::new(), options: &options, transcript: Some(&transcript) },
+        cancel,
+        &mut on_event,
+    );
+    Ok(Finished {
+        id: transcript.id().to_owned(),
+        root: root.to_path_buf(),
+        stop: outcome.stop.as_str(),
+        detail: outcome.stop.describe(&options.budget),
+        answer: outcome.answer,
+        changes: outcome.changes,
+        rules: outcome.rules,
+        model: name,
+        attempts: None,
+    })
+}
