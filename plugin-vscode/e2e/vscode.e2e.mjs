@@ -4,9 +4,14 @@
 // It installs the .vsix, opens a copy of e2e/fixture, waits for sift to index it (status bar),
 // runs "Sift: Search Codebase", types a query, accepts the best result and checks that the right
 // file opens at the right line; then runs "Sift: Review Changes" and checks the server's answer
-// is shown, and kills the server to check that the extension restarts it.
+// is shown; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
+// OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
+// shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
+// confirmation (Refactor Preview) into the buffer, and only saving writes the file; then kills
+// the server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
-// after-restart.png; failure.png when a step fails).
+// agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, after-restart.png;
+// failure.png when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -116,6 +121,13 @@ const text = (s) => (s ?? '').replace(/\u00a0/g, ' ');
 
 const enabled = process.env.SIFT_E2E_VSCODE === '1';
 
+const AGENT_OLD = 'return f"INV-{year}-{sequence:05d}"';
+const AGENT_NEW = 'return f"INV-{year}-{sequence:06d}"';
+const AGENT_SCRIPT = {
+    tool: { name: 'edit', arguments: { path: 'billing/invoice.py', old_text: AGENT_OLD, new_text: AGENT_NEW } },
+    final: 'Invoice numbers now have six digits.',
+};
+
 test('VS Code (code-server): install the .vsix, search, open the right file', { skip: !enabled && 'set SIFT_E2E_VSCODE=1', timeout: 8 * 60 * 1000 }, async (t) => {
     const sift = siftBinary();
     assert.ok(sift && fs.existsSync(sift), 'no sift binary: build it (cargo build -p sift-lsp) or set SIFT_BIN');
@@ -152,8 +164,25 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
             2,
         ),
     );
+    // The agent's model: a scripted endpoint (an `edit` call, then a final text).
+    const model = spawn(process.execPath, [path.join(PLUGIN, 'e2e', 'fake-openai.mjs'), JSON.stringify(AGENT_SCRIPT)], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let modelLog = '';
+    const modelPort = await new Promise((resolve, reject) => {
+        model.stdout.on('data', (d) => {
+            modelLog += d;
+            const m = modelLog.match(/listening (\d+)/);
+            if (m) resolve(Number(m[1]));
+        });
+        model.on('exit', (code) => reject(new Error(`fake-openai exited ${code}: ${modelLog}`)));
+    });
     const env = {
         ...process.env,
+        // sift lsp reads [model] from these (runtime/engine/src/config/model.rs).
+        SIFT_MODEL_BACKEND: 'openai',
+        SIFT_MODEL_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
+        SIFT_MODEL_NAME: 'x',
         XDG_CONFIG_HOME: path.join(work, 'config'),
         XDG_DATA_HOME: path.join(work, 'data'),
         XDG_CACHE_HOME: path.join(work, 'cache'),
@@ -279,6 +308,87 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.waitForTimeout(800);
         await shot('status-reindex.png');
 
+        // Sift: Ask Agent. The view lists the steps, the diff editor shows the proposal.
+        const invoicePath = path.join(workspace, 'billing', 'invoice.py');
+        const onDisk = () => fs.readFileSync(invoicePath, 'utf8');
+        assert.ok(onDisk().includes(AGENT_OLD));
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Ask Agent');
+        const taskInput = page.locator('.quick-input-widget .quick-input-box input');
+        await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 15000 });
+        await taskInput.fill('make invoice numbers six digits');
+        await page.keyboard.press('Enter');
+        const diffTab = page.locator('.tabs-container .tab.active', { hasText: 'invoice.py (sift agent' });
+        await diffTab.waitFor({ timeout: 60000 });
+        const diffEditor = page.locator('.monaco-diff-editor').first();
+        await diffEditor.waitFor({ timeout: 15000 });
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.monaco-diff-editor .editor.modified .view-lines')].some((e) => e.textContent.includes('06d')),
+            undefined,
+            { timeout: 15000 },
+        );
+        const original = text(await diffEditor.locator('.editor.original .view-lines').textContent());
+        const proposed = text(await diffEditor.locator('.editor.modified .view-lines').textContent());
+        assert.match(original, /sequence:05d/);
+        assert.match(proposed, /sequence:06d/);
+        const viewRow = (re) => page.locator('.monaco-list-row', { hasText: re }).first();
+        await viewRow(/edit path=billing\/invoice\.py/).waitFor({ timeout: 15000 });
+        await viewRow(/Proposed change/).waitFor({ timeout: 15000 });
+        const viewRows = (await page.locator('.sidebar .monaco-list-row').allTextContents()).map(text);
+        t.diagnostic(`agent view: ${viewRows.join(' | ')}`);
+        assert.ok(viewRows.some((r) => /Done · 1 file to review.*make invoice numbers six digits/.test(r)), viewRows.join(' | '));
+        assert.ok(viewRows.some((r) => /Step 1/.test(r)));
+        assert.ok(viewRows.some((r) => /invoice\.py.*billing · modified \+1 −1/.test(r)), viewRows.join(' | '));
+        assert.ok(viewRows.some((r) => /Invoice numbers now have six digits\./.test(r)));
+        await page.waitForTimeout(500);
+        await shot('agent-diff.png');
+        assert.ok(onDisk().includes(AGENT_OLD), 'nothing is written before Accept');
+
+        // Reject: the run is forgotten and its diff closed.
+        const action = (label) => page.locator(`.sidebar .actions-container .action-label[aria-label^="${label}"]`).first();
+        await action('Reject Agent Change').click();
+        await viewRow(/^Rejected/).waitFor({ timeout: 15000 });
+        await diffTab.waitFor({ state: 'detached', timeout: 15000 });
+        await shot('agent-rejected.png');
+
+        // Retry: the same task again proposes the same change.
+        await action('Retry Agent Task').click();
+        await diffTab.waitFor({ timeout: 60000 });
+        await viewRow(/Done · 1 file to review/).waitFor({ timeout: 15000 });
+
+        // Accept: VS Code asks for confirmation (the edit's annotation needs it), then the change
+        // is in the buffer, not on disk, until the user saves.
+        // Refactor Preview lists the edits unticked (they need confirmation): tick the file, Apply.
+        await action('Accept Agent Change').click();
+        const applyButton = page.locator('.monaco-workbench .monaco-button', { hasText: /^Apply$/ }).first();
+        await applyButton.waitFor({ timeout: 20000 });
+        const fileToggle = page
+            .locator('.part.panel .monaco-list-row', { hasText: 'invoice.py' })
+            .first()
+            .locator('[role="checkbox"], input[type="checkbox"]')
+            .first();
+        await fileToggle.click();
+        await page.waitForTimeout(500);
+        await shot('agent-preview.png');
+        assert.ok(onDisk().includes(AGENT_OLD), 'nothing is written before the user confirms');
+        await applyButton.click();
+        await viewRow(/Applied in the editor/).waitFor({ timeout: 20000 });
+        // The diff is closed and the buffer, with the change and unsaved, is open instead.
+        const bufferTab = page.locator('.tabs-container .tab.active', { hasText: 'invoice.py' }).first();
+        await bufferTab.waitFor({ timeout: 15000 });
+        await page.waitForTimeout(1000);
+        assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /sequence:06d/);
+        assert.equal(await page.locator('.tabs-container .tab', { hasText: 'sift agent' }).count(), 0);
+        // VS Code itself saves the files of a confirmed refactoring that no editor had open
+        // (files.refactoring.autoSave, on by default); otherwise they wait, unsaved, for the user.
+        t.diagnostic(`after confirming: ${onDisk().includes(AGENT_NEW) ? 'VS Code saved the file (files.refactoring.autoSave)' : 'the buffer holds the change, unsaved'}`);
+        await runCommand('File: Save All');
+        const saveDeadline = Date.now() + 15000;
+        while (!onDisk().includes(AGENT_NEW) && Date.now() < saveDeadline) await new Promise((r) => setTimeout(r, 200));
+        assert.ok(onDisk().includes(AGENT_NEW), `saved: ${onDisk()}`);
+        await shot('agent-applied.png');
+        t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
+
         // The server crashes: the extension restarts it and search works again.
         const serverPids = descendants(server.pid).filter((pid) => {
             const argv = cmdline(pid);
@@ -357,6 +467,7 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         t.diagnostic(`code-server output:\n${serverLog.slice(-3000)}\n${logs.join('\n')}`);
         throw error;
     } finally {
+        model.kill();
         await browser?.close().catch(() => {});
         try {
             process.kill(-server.pid, 'SIGTERM');

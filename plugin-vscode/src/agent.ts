@@ -176,27 +176,33 @@ export class AgentRun {
         const rows: Row[] = [
             {
                 id: `${k}/task`,
-                label: clip(this.request.task, 60),
-                description: this.stateText(),
+                // What matters first (the sidebar is narrow): where the run stands, then the task.
+                label: this.stateText(),
+                description: clip(this.request.task, 60),
                 tooltip: this.request.task + (this.result ? `\n\n${this.result.detail} (${this.result.model})` : ''),
                 icon: STATE_ICONS[this.state],
                 color: this.state === 'failed' ? 'errorForeground' : undefined,
                 contextValue: 'task',
             },
         ];
-        if (this.error) {
+        if (this.error && this.error !== 'cancelled') {
             rows.push({ id: `${k}/error`, label: clip(this.error, 100), tooltip: this.error, icon: 'error', color: 'errorForeground' });
         }
         for (const [i, step] of this.steps.entries()) {
             const last = i === this.steps.length - 1;
             rows.push({
-                id: `${k}/step${i}`,
+                // The id changes while a step grows, so VS Code takes its expansion afresh
+                // (a row first shown without children would stay folded).
+                id: `${k}/step${i}/${step.calls.length}`,
                 label: `Step ${step.step}`,
-                description: step.calls.map((c) => c.name).join(', ') + (step.compacted ? ' (conversation compacted)' : ''),
-                icon: 'debug-step-over',
-                expanded: last || step.calls.some((c) => c.result?.error),
+                description:
+                    (step.calls.length === 0 && !(this.state === 'running' && last) ? 'answered' : step.calls.map((c) => c.name).join(', ')) +
+                    (step.compacted ? ' (conversation compacted)' : ''),
+                icon: step.calls.length === 0 ? 'comment' : 'debug-stackframe-dot',
+                // The latest steps and any with a failed call are open; older ones fold away.
+                expanded: i >= this.steps.length - 3 || step.calls.some((c) => c.result?.error),
                 children: step.calls.map((call, j) => ({
-                    id: `${k}/step${i}/call${j}`,
+                    id: `${k}/step${i}/${step.calls.length}/call${j}`,
                     label: `${call.name}${call.summary ? ` ${clip(call.summary, 70)}` : ''}`,
                     description: call.result ? clip(call.result.firstLine, 80) : this.state === 'running' && last ? '…' : undefined,
                     tooltip: [call.name, call.summary, call.result?.firstLine].filter(Boolean).join('\n'),
@@ -221,7 +227,7 @@ export class AgentRun {
         if (result.files.length > 0) {
             rows.push({
                 id: `${k}/files`,
-                label: this.state === 'applied' ? 'Applied change' : 'Proposed change',
+                label: this.state === 'applied' ? 'Applied change' : this.state === 'discarded' ? 'Rejected change' : 'Proposed change',
                 description: `${result.files.length} file${result.files.length === 1 ? '' : 's'}`,
                 icon: 'diff',
                 expanded: true,
@@ -269,18 +275,18 @@ export class AgentRun {
         switch (this.state) {
             case 'running': {
                 const line = this.lastLine();
-                return line ? `running · ${line}` : 'running…';
+                return line ? `Running · ${line}` : 'Running…';
             }
             case 'proposed':
-                return `${stopWord(this.result!)} · ${this.result!.files.length} file${this.result!.files.length === 1 ? '' : 's'} to review`;
+                return `${capital(stopWord(this.result!))} · ${this.result!.files.length} file${this.result!.files.length === 1 ? '' : 's'} to review`;
             case 'unchanged':
-                return `${stopWord(this.result!)} · no change`;
+                return `${capital(stopWord(this.result!))} · no change`;
             case 'failed':
-                return 'failed';
+                return this.error === 'cancelled' ? 'Cancelled' : 'Failed';
             case 'applied':
-                return 'applied to the editor (save to write)';
+                return 'Applied in the editor';
             case 'discarded':
-                return 'rejected';
+                return 'Rejected';
         }
     }
 }
@@ -296,6 +302,10 @@ const STATE_ICONS: Record<RunState, string> = {
 
 const KIND_WORDS: Record<AgentFile['kind'], string> = { modify: 'modified', create: 'new', delete: 'deleted' };
 const FILE_ICONS: Record<AgentFile['kind'], string> = { modify: 'diff-modified', create: 'diff-added', delete: 'diff-removed' };
+
+function capital(s: string): string {
+    return s.charAt(0).toUpperCase() + s.slice(1);
+}
 
 function basename(p: string): string {
     const i = p.lastIndexOf('/');
@@ -378,7 +388,7 @@ export function finishedMessage(result: AgentResult): { text: string; severity: 
 /** The message after `sift.agent.apply`. */
 export function appliedMessage(answer: AgentApplyResult | null | undefined): { ok: boolean; text: string } {
     if (answer?.applied) {
-        return { ok: true, text: 'sift agent: the change is in the editor; review it and save the files to write them.' };
+        return { ok: true, text: 'sift agent: the change is applied in the editor; save the files it left unsaved.' };
     }
     const why = answer?.failureReason ?? 'the editor did not apply the change';
     return { ok: false, text: `sift agent: not applied: ${why}` };

@@ -36,6 +36,8 @@ export const AGENT_TOKEN_PREFIX = 'sift-agent-';
 
 const partialType = new ProgressType<AgentPartial>();
 
+const CONFIRM_HINT = 'sift agent: confirm the change in Refactor Preview (tick the files, then Apply).';
+
 export class AgentController implements vscode.TreeDataProvider<Row>, vscode.TextDocumentContentProvider, vscode.Disposable {
     private run: AgentRun | undefined;
     private nextKey = 1;
@@ -321,16 +323,29 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             return;
         }
         let answer: AgentApplyResult | undefined;
+        // The server's edit needs confirmation: VS Code opens Refactor Preview with the changes
+        // unticked, and the request waits for the user there.
+        this.view.message = CONFIRM_HINT;
+        const hint = vscode.window.setStatusBarMessage(`$(info) ${CONFIRM_HINT}`);
         try {
             answer = await this.execute<AgentApplyResult>(client, CMD_AGENT_APPLY, run.result.id);
         } catch (error) {
             answer = { applied: false, failureReason: error instanceof Error ? error.message : String(error) };
+        } finally {
+            hint.dispose();
+            this.view.message = undefined;
         }
         const message = appliedMessage(answer);
         if (message.ok) {
             run.state = 'applied';
             run.error = undefined;
             this.refresh();
+            // The diff showed a proposal; now the buffers hold it: show those, to review and save.
+            await this.closeDiffs();
+            const first = run.result.files.find((f) => f.kind !== 'delete');
+            if (first) {
+                await vscode.window.showTextDocument(vscode.Uri.parse(first.uri), { preview: false }).then(undefined, () => undefined);
+            }
             void vscode.window.showInformationMessage(message.text);
         } else {
             run.error = message.text;
@@ -355,6 +370,10 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             await this.execute(client, CMD_AGENT_DISCARD, run.result.id).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
         }
         // Close the diff editors of this run: they show a change that no longer exists.
+        await this.closeDiffs();
+    }
+
+    private async closeDiffs(): Promise<void> {
         for (const group of vscode.window.tabGroups.all) {
             for (const tab of group.tabs) {
                 const input = tab.input;

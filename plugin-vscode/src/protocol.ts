@@ -113,6 +113,7 @@ export interface AgentAttempt {
     index: number;
     score: Record<string, unknown>;
     diff: string;
+    answer?: string;
 }
 
 export interface AgentResult {
@@ -128,7 +129,7 @@ export interface AgentResult {
     rules: string[];
     model: string;
     /** With n > 1: the attempts, best first; the first is the proposed change. */
-    attempts?: AgentAttempt[];
+    attempts?: AgentAttempt[] | null;
 }
 
 /** The answer to `sift.agent.apply`. */

@@ -57,7 +57,8 @@ test('agentParams: a trimmed task, the folder, best-of-N and steps only when mea
 
 test('events become steps with their tool calls, each call with its result', () => {
     const run = new AgentRun(1, { task: 'cap the retry delay at 30 seconds' });
-    assert.match(run.rows()[0].description!, /^running/);
+    assert.match(run.rows()[0].label, /^Running/);
+    assert.equal(run.rows()[0].description, 'cap the retry delay at 30 seconds');
     run.add([{ kind: 'step', step: 1 }, { kind: 'tool', name: 'search', summary: 'query=retry delay' }]);
     assert.equal(run.lastLine(), 'step 1: search query=retry delay');
     run.add([
@@ -78,7 +79,7 @@ test('events become steps with their tool calls, each call with its result', () 
     assert.match(steps[1].description!, /conversation compacted/);
     // The work-done message, when the server sends one, wins.
     run.progressMessage = 'step 2: edit path=core/retry.py';
-    assert.match(run.rows()[0].description!, /running · step 2: edit path=core\/retry\.py/);
+    assert.match(run.rows()[0].label, /Running · step 2: edit path=core\/retry\.py/);
     // Row ids are unique (the tree keeps expansion state by id).
     const ids = flat(rows).map((r) => r.id);
     assert.equal(new Set(ids).size, ids.length);
@@ -97,7 +98,7 @@ test('a finished run lists its answer and proposed files; file rows open the dif
     run.finish(result([modify, create, remove], { rules: ['AGENTS.md'] }));
     assert.equal(run.state, 'proposed');
     const rows = run.rows();
-    assert.equal(rows[0].description, 'done · 3 files to review');
+    assert.equal(rows[0].label, 'Done · 3 files to review');
     assert.ok(rows.some((r) => r.contextValue === 'answer' && r.label.startsWith('Capped the delay')));
     const files = rows.find((r) => r.label === 'Proposed change')!;
     assert.equal(files.description, '3 files');
@@ -113,14 +114,17 @@ test('a finished run lists its answer and proposed files; file rows open the dif
     assert.equal(run.file('NOTES.md'), create);
     run.state = 'applied';
     assert.equal(run.rows().find((r) => r.icon === 'diff')!.label, 'Applied change');
-    assert.match(run.rows()[0].description!, /save to write/);
+    assert.equal(run.rows()[0].label, 'Applied in the editor');
+    run.state = 'discarded';
+    assert.equal(run.rows()[0].label, 'Rejected');
+    assert.ok(run.rows().some((r) => r.label === 'Rejected change'));
 });
 
 test('a run that changed nothing, and best-of-N attempts', () => {
     const run = new AgentRun(4, { task: 'explain' });
     run.finish(result([], { stop: 'max_steps', detail: 'stopped after 30 steps (--max-steps)' }));
     assert.equal(run.state, 'unchanged');
-    assert.equal(run.rows()[0].description, 'stopped at the step limit · no change');
+    assert.equal(run.rows()[0].label, 'Stopped at the step limit · no change');
     const best = new AgentRun(5, { task: 't', n: 2 });
     best.finish(
         result([modify], {
@@ -139,9 +143,12 @@ test('a failed run says why', () => {
     const run = new AgentRun(6, { task: 't' });
     run.fail('the model failed: connection refused');
     const rows = run.rows();
-    assert.equal(rows[0].description, 'failed');
+    assert.equal(rows[0].label, 'Failed');
     assert.equal(rows[1].label, 'the model failed: connection refused');
     assert.equal(rows[1].icon, 'error');
+    const cancelled = new AgentRun(7, { task: 't' });
+    cancelled.fail('cancelled');
+    assert.deepEqual(cancelled.rows().map((r) => r.label), ['Cancelled']);
 });
 
 test('virtual documents: the path round-trips, the file name comes last, sides of new and deleted files are empty', () => {
