@@ -138,6 +138,8 @@ test('sift/agent: progress per step, partial events, the proposed files', async 
     assert.equal(file.original, invoice());
     assert.equal(file.proposed, invoice().replace(OLD, NEW));
 
+    // The `end` may arrive just after the response (both are sent from different tasks).
+    await client.until(() => (progressOf('w-1') as { kind: string }[]).some((w) => w.kind === 'end'), 5000);
     const work = progressOf('w-1') as { kind: string; message?: string }[];
     assert.equal(work[0]?.kind, 'begin', JSON.stringify(work));
     assert.equal(work.at(-1)?.kind, 'end');
