@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 mod config;
+mod doctor;
 mod eval;
 mod feedback;
 mod index;
@@ -15,6 +16,7 @@ pub mod lsp;
 mod model;
 mod progress;
 mod review;
+mod sandbox;
 mod search;
 pub(crate) mod semantic;
 mod status;
@@ -47,6 +49,10 @@ enum Command {
     Feedback(feedback::FeedbackArgs),
     /// Show the configuration in force and where each value came from, or its schema.
     Config(config::ConfigArgs),
+    /// Run one command under exactly the agent's sandbox and report what it denied.
+    Sandbox(sandbox::SandboxArgs),
+    /// Say what this machine offers sift: the sandbox's walls and what holds each.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -108,6 +114,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Review(args) => review::run(args),
         Command::Feedback(args) => feedback::run(args),
         Command::Config(args) => config::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
 

@@ -196,8 +196,15 @@ pub fn run(
     if caps.net_namespace && policy.allow_net().is_empty() {
         plan.unshare |= libc::CLONE_NEWNET;
     }
+    let mut hidden = 0;
     if caps.mount_namespace {
         plan.unshare |= libc::CLONE_NEWNS;
+        for file in secret_files(policy) {
+            if let Ok(path) = CString::new(file.as_os_str().as_bytes()) {
+                plan.hide.push(path);
+                hidden += 1;
+            }
+        }
         for dir in policy.read_only() {
             if dir.is_dir() {
                 plan.read_only.push(ReadOnlyBind {
@@ -347,6 +354,11 @@ pub fn run(
         _ => {}
     }
     output.denied.extend(cgroup.events(limits));
+    if hidden > 0 {
+        output.denied.push(format!(
+            "{hidden} secret file(s) in the workspace were hidden (they read as empty; writes to them are discarded)"
+        ));
+    }
     cgroup.remove();
     output.unconfined = caps
         .walls()
@@ -356,6 +368,44 @@ pub fn run(
         .collect();
     drop(temp);
     Ok(output)
+}
+
+/// Folders the walk for secret files does not enter: version control, dependencies and
+/// build output (large, and not where a project keeps its credentials).
+const NOT_WALKED: &[&str] = &[".git", ".sift", ".hg", ".svn", ".jj", "node_modules", "target"];
+
+/// The most entries the walk for secret files looks at (a bound on the start-up cost).
+const MAX_WALKED: usize = 200_000;
+
+/// The workspace's files that match the secret patterns (not following symbolic links):
+/// commands see them empty. Ignore files are not consulted: `.env` is usually ignored by git
+/// and is exactly what must be hidden.
+fn secret_files(policy: &Policy) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![policy.root().to_owned()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_WALKED {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                if !NOT_WALKED.iter().any(|n| entry.file_name() == *n) {
+                    stack.push(path);
+                }
+            } else if kind.is_file()
+                && let Ok(rel) = path.strip_prefix(policy.root())
+                && policy.is_secret(rel)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 /// The program as a path, looked up on the command's own PATH (so sift's PATH and the
