@@ -13,7 +13,7 @@
 
 import { snakeToCamel, serverConfigKey } from './settings';
 
-export type TomlType = 'string' | 'integer' | 'float' | 'boolean';
+export type TomlType = 'string' | 'integer' | 'float' | 'boolean' | 'array';
 
 export interface ServerKey {
     table: string;
@@ -32,6 +32,10 @@ function tomlScalar(text: string): { value: string | number | boolean; type: Tom
     }
     if ((m = t.match(/^'([^']*)'/))) {
         return { value: m[1], type: 'string' };
+    }
+    if ((m = t.match(/^\[[^\]]*\]/))) {
+        // An array of strings: its items are not a default a description can quote.
+        return { value: m[0], type: 'array' };
     }
     if ((m = t.match(/^(true|false)\b/))) {
         return { value: m[1] === 'true', type: 'boolean' };
@@ -77,7 +81,8 @@ export function parseReadmeConfig(markdown: string): ServerKey[] {
                 types.push('integer');
             }
             // `key = ""` documents a key that is unset by default.
-            keys.push({ table, key: m[1], ...(scalar.value === '' ? {} : { default: scalar.value }), types });
+            const documented = scalar.value !== '' && scalar.type !== 'array';
+            keys.push({ table, key: m[1], ...(documented ? { default: scalar.value } : {}), types });
         }
     }
     return keys;
@@ -98,7 +103,7 @@ export function parseJsonSchema(schema: unknown): ServerKey[] {
             const raw = Array.isArray(prop.type) ? prop.type : prop.type ? [prop.type] : ['string'];
             const types = raw
                 .map((t) => (t === 'number' ? 'float' : t))
-                .filter((t): t is TomlType => ['string', 'integer', 'float', 'boolean'].includes(t));
+                .filter((t): t is TomlType => ['string', 'integer', 'float', 'boolean', 'array'].includes(t));
             const d = prop.default;
             keys.push({
                 table,
@@ -128,6 +133,7 @@ const JSON_TYPES: Record<TomlType, string[]> = {
     integer: ['integer', 'number'],
     float: ['number'],
     boolean: ['boolean'],
+    array: ['array'],
 };
 
 /**

@@ -73,14 +73,18 @@ test('package.json defaults match what the code assumes', () => {
     assert.equal(props['sift.server.maxRestarts'].default, 5);
     assert.equal(props['sift.server.logLevel'].default, 'warn');
     assert.equal(props['sift.serverPath'].default, '');
-    // Paths that start programs or load native code or models, and where an API key goes, must
-    // not come from an untrusted workspace.
+    // Paths that start programs or load native code or models, where an API key goes, and what
+    // widens the agent's sandbox must not come from an untrusted workspace.
     const pkg = readPackageJson() as unknown as { capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } } };
     assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), [
         'sift.embed.onnxruntime',
         'sift.model.apiKeyEnv',
         'sift.model.baseUrl',
         'sift.model.path',
+        'sift.sandbox.allowNet',
+        'sift.sandbox.read',
+        'sift.sandbox.secretPatterns',
+        'sift.sandbox.write',
         'sift.server.logFile',
         'sift.serverPath',
     ]);

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod agent;
 mod config;
+mod doctor;
 mod eval;
 mod feedback;
 mod index;
@@ -16,6 +17,7 @@ pub mod lsp;
 mod model;
 mod progress;
 mod review;
+mod sandbox;
 mod search;
 pub(crate) mod semantic;
 mod status;
@@ -51,6 +53,10 @@ enum Command {
     /// Run the coding agent on a task: it proposes a change as a diff; nothing is written
     /// without --apply.
     Agent(agent::AgentArgs),
+    /// Run one command under exactly the agent's sandbox and report what it denied.
+    Sandbox(sandbox::SandboxArgs),
+    /// Say what this machine offers sift: the sandbox's walls and what holds each.
+    Doctor(doctor::DoctorArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -113,6 +119,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Feedback(args) => feedback::run(args),
         Command::Config(args) => config::run(args),
         Command::Agent(args) => agent::run(args),
+        Command::Sandbox(args) => sandbox::run(args),
+        Command::Doctor(args) => doctor::run(args),
     }
 }
 

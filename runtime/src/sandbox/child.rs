@@ -43,6 +43,9 @@ pub(super) struct Plan {
     pub id_maps: Option<(CString, CString)>,
     /// Folders bound read-only (needs the mount namespace).
     pub read_only: Vec<ReadOnlyBind>,
+    /// Secret files hidden behind `/dev/null` (needs the mount namespace): they read as empty and
+    /// writes to them are discarded.
+    pub hide: Vec<CString>,
     /// `(resource, soft, hard)`.
     pub rlimits: Vec<(Resource, u64, u64)>,
     /// Empty the capability bounding set (a root parent: its child must not keep root's
@@ -89,8 +92,12 @@ impl Plan {
         if self.unshare & libc::CLONE_NEWNS != 0 {
             // Nothing mounted here propagates back to the host.
             mount(None, c"/", libc::MS_REC | libc::MS_PRIVATE)?;
+            for file in &self.hide {
+                mount(Some(c"/dev/null"), file, libc::MS_BIND)?;
+                mount(None, file, libc::MS_BIND | libc::MS_REMOUNT | libc::MS_RDONLY)?;
+            }
             for bind in &self.read_only {
-                mount(Some(&bind.path), &bind.path, libc::MS_BIND | libc::MS_REC)?;
+                mount(Some(bind.path.as_c_str()), &bind.path, libc::MS_BIND | libc::MS_REC)?;
                 mount(
                     None,
                     &bind.path,
@@ -145,7 +152,7 @@ fn write_file(path: &std::ffi::CStr, data: &[u8]) -> io::Result<()> {
 }
 
 fn mount(
-    source: Option<&CString>,
+    source: Option<&std::ffi::CStr>,
     target: &std::ffi::CStr,
     flags: libc::c_ulong,
 ) -> io::Result<()> {

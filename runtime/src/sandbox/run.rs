@@ -178,13 +178,10 @@ pub fn run(
 
     let mut read_dirs: Vec<PathBuf> = toolchains.into_iter().map(|(_, d)| d).collect();
     read_dirs.extend(policy.extra_read().iter().cloned());
-    // Folders on PATH (a toolchain's bin folder), unless one holds the home folder.
+    // Folders on PATH (a toolchain's bin folder) and the tool folders they lie in.
     if let Some((_, path)) = env.iter().find(|(k, _)| k == "PATH") {
         for dir in std::env::split_paths(path) {
-            let holds_home = policy.home().is_some_and(|h| h.starts_with(&dir));
-            if dir.is_absolute() && dir.is_dir() && !holds_home {
-                read_dirs.push(dir);
-            }
+            read_dirs.extend(path_entry_dirs(&dir, policy.home()));
         }
     }
 
@@ -196,8 +193,15 @@ pub fn run(
     if caps.net_namespace && policy.allow_net().is_empty() {
         plan.unshare |= libc::CLONE_NEWNET;
     }
+    let mut hidden = 0;
     if caps.mount_namespace {
         plan.unshare |= libc::CLONE_NEWNS;
+        for file in secret_files(policy) {
+            if let Ok(path) = CString::new(file.as_os_str().as_bytes()) {
+                plan.hide.push(path);
+                hidden += 1;
+            }
+        }
         for dir in policy.read_only() {
             if dir.is_dir() {
                 plan.read_only.push(ReadOnlyBind {
@@ -347,6 +351,11 @@ pub fn run(
         _ => {}
     }
     output.denied.extend(cgroup.events(limits));
+    if hidden > 0 {
+        output.denied.push(format!(
+            "{hidden} secret file(s) in the workspace were hidden (they read as empty; writes to them are discarded)"
+        ));
+    }
     cgroup.remove();
     output.unconfined = caps
         .walls()
@@ -356,6 +365,44 @@ pub fn run(
         .collect();
     drop(temp);
     Ok(output)
+}
+
+/// Folders the walk for secret files does not enter: version control, dependencies and
+/// build output (large, and not where a project keeps its credentials).
+const NOT_WALKED: &[&str] = &[".git", ".sift", ".hg", ".svn", ".jj", "node_modules", "target"];
+
+/// The most entries the walk for secret files looks at (a bound on the start-up cost).
+const MAX_WALKED: usize = 200_000;
+
+/// The workspace's files that match the secret patterns (not following symbolic links):
+/// commands see them empty. Ignore files are not consulted: `.env` is usually ignored by git
+/// and is exactly what must be hidden.
+fn secret_files(policy: &Policy) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![policy.root().to_owned()];
+    let mut seen = 0;
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > MAX_WALKED {
+                return found;
+            }
+            let Ok(kind) = entry.file_type() else { continue };
+            let path = entry.path();
+            if kind.is_dir() {
+                if !NOT_WALKED.iter().any(|n| entry.file_name() == *n) {
+                    stack.push(path);
+                }
+            } else if kind.is_file()
+                && let Ok(rel) = path.strip_prefix(policy.root())
+                && policy.is_secret(rel)
+            {
+                found.push(path);
+            }
+        }
+    }
+    found
 }
 
 /// The program as a path, looked up on the command's own PATH (so sift's PATH and the
@@ -375,11 +422,17 @@ fn resolve_program(program: &str, env: &[(String, String)]) -> PathBuf {
     find_program(program).unwrap_or_else(|| PathBuf::from(program))
 }
 
-/// Rust's toolchain folders (`CARGO_HOME`, `RUSTUP_HOME` or their defaults in the home
-/// folder): commands need them to build, and HOME points elsewhere inside.
+/// Toolchain folders commands need to build and test (`CARGO_HOME`, `RUSTUP_HOME`,
+/// `PYENV_ROOT`, `NVM_DIR`, or their defaults in the home folder), with the variable that names
+/// each: HOME points elsewhere inside, so the variable is passed.
 fn toolchain_dirs(home: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
     let mut dirs = Vec::new();
-    for (var, default) in [("CARGO_HOME", ".cargo"), ("RUSTUP_HOME", ".rustup")] {
+    for (var, default) in [
+        ("CARGO_HOME", ".cargo"),
+        ("RUSTUP_HOME", ".rustup"),
+        ("PYENV_ROOT", ".pyenv"),
+        ("NVM_DIR", ".nvm"),
+    ] {
         let dir =
             std::env::var_os(var).map(PathBuf::from).or_else(|| home.map(|h| h.join(default)));
         if let Some(dir) = dir.and_then(|d| d.canonicalize().ok()).filter(|d| d.is_dir()) {
@@ -387,6 +440,44 @@ fn toolchain_dirs(home: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
         }
     }
     dirs
+}
+
+/// Folders of the home folder that hold credentials or settings with tokens: never readable,
+/// even when PATH leads into them.
+const HOME_PRIVATE: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config",
+    ".docker",
+    ".kube",
+    ".password-store",
+    ".local",
+    ".cache",
+    ".mozilla",
+    ".thunderbird",
+];
+
+/// The folders a PATH entry makes readable: the entry itself, and when it lies in a tool's
+/// folder of the home folder (`~/.pyenv/shims`), that tool's folder (`~/.pyenv`), whose
+/// programs the entry's scripts run. Nothing when the entry holds the home folder, or lies in
+/// one of its private folders (`~/.local/bin` itself stays readable).
+fn path_entry_dirs(dir: &Path, home: Option<&Path>) -> Vec<PathBuf> {
+    if !dir.is_absolute() || !dir.is_dir() {
+        return Vec::new();
+    }
+    let Some(home) = home else { return vec![dir.to_owned()] };
+    if home.starts_with(dir) {
+        return Vec::new();
+    }
+    let Ok(rel) = dir.strip_prefix(home) else { return vec![dir.to_owned()] };
+    let Some(first) = rel.components().next() else { return Vec::new() };
+    let first = first.as_os_str();
+    if HOME_PRIVATE.iter().any(|p| first == *p) {
+        return if first == ".local" { vec![dir.to_owned()] } else { Vec::new() };
+    }
+    vec![home.join(first)]
 }
 
 /// The mount flags a read-only remount of `dir` must keep (those locked in a user namespace).
@@ -650,5 +741,28 @@ impl Drop for RunCgroup {
     fn drop(&mut self) {
         self.empty();
         self.remove();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn path_entries_open_their_tool_folder_but_never_private_ones() {
+        let dir = tempfile::tempdir().unwrap();
+        let home = dir.path().canonicalize().unwrap();
+        for d in [".pyenv/shims", ".local/bin", ".ssh/bin", "bin"] {
+            std::fs::create_dir_all(home.join(d)).unwrap();
+        }
+        let h = Some(home.as_path());
+        assert_eq!(path_entry_dirs(&home.join(".pyenv/shims"), h), [home.join(".pyenv")]);
+        assert_eq!(path_entry_dirs(&home.join(".local/bin"), h), [home.join(".local/bin")]);
+        assert!(path_entry_dirs(&home.join(".ssh/bin"), h).is_empty());
+        assert!(path_entry_dirs(&home, h).is_empty());
+        assert!(path_entry_dirs(Path::new("/"), h).is_empty());
+        assert_eq!(path_entry_dirs(&home.join("bin"), h), [home.join("bin")]);
+        assert_eq!(path_entry_dirs(Path::new("/usr/bin"), h), [PathBuf::from("/usr/bin")]);
+        assert!(path_entry_dirs(Path::new("relative/bin"), h).is_empty());
     }
 }

@@ -42,16 +42,25 @@ pub use changes::{Changes, FileChange};
 pub use tools::{Session, ToolOutput};
 pub use transcript::{STORE_ENTRIES, Transcript};
 
+/// Why the agent's walls could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The `[sandbox]` configuration is invalid.
+    #[error("[sandbox]: {0}")]
+    Config(String),
+    /// The policy refused the settings or the root.
+    #[error(transparent)]
+    Sandbox(#[from] sift_runtime::sandbox::SandboxError),
+}
+
 /// The sandbox policy for the agent in `root`, from the `[sandbox]` configuration (the CLI and
-/// the language server both build it here).
+/// the language server both build it here, and nothing the model says reaches it).
 pub fn policy(
     root: &std::path::Path,
-    _config: &crate::config::Config,
-) -> Result<sift_runtime::sandbox::Policy, sift_runtime::sandbox::SandboxError> {
-    sift_runtime::sandbox::Policy::for_workspace(
-        root,
-        &sift_runtime::sandbox::SandboxSettings::default(),
-    )
+    config: &crate::config::Config,
+) -> Result<sift_runtime::sandbox::Policy, PolicyError> {
+    let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
+    Ok(sift_runtime::sandbox::Policy::for_workspace(root, &settings)?)
 }
 
 /// How far a run may go.

@@ -29,6 +29,7 @@ mod embed;
 mod index;
 mod model;
 mod review;
+mod sandbox;
 pub mod schema;
 pub mod spec;
 
@@ -40,8 +41,8 @@ pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
 
 /// Every section, in the order `sift config show` lists them.
-pub const SECTIONS: [&Section; 4] =
-    [&index::SECTION, &embed::SECTION, &model::SECTION, &review::SECTION];
+pub const SECTIONS: [&Section; 5] =
+    [&index::SECTION, &embed::SECTION, &model::SECTION, &review::SECTION, &sandbox::SECTION];
 
 /// What a front end knows when it asks for the configuration.
 pub struct Inputs<'a> {
@@ -560,6 +561,14 @@ impl SectionValues<'_> {
             Some(Value::Path(p)) => Some(p.clone()),
             None => None,
             other => panic!("[{}] {key} is not a path: {other:?}", self.spec.name),
+        }
+    }
+
+    fn list(&self, key: &str) -> Vec<String> {
+        match &self.setting(key).value {
+            Some(Value::List(items)) => items.clone(),
+            None => Vec::new(),
+            other => panic!("[{}] {key} is not a list: {other:?}", self.spec.name),
         }
     }
 

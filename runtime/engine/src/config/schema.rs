@@ -57,6 +57,7 @@ fn key_schema(key: &Key) -> Value {
         Kind::Choice { values, .. } => schema["enum"] = json!(values),
         Kind::Url => schema["pattern"] = json!("^https?://"),
         Kind::EnvName => schema["pattern"] = json!("^[A-Za-z_][A-Za-z0-9_]*$"),
+        Kind::List { .. } => schema["items"] = json!({ "type": "string" }),
         Kind::Bool | Kind::Text | Kind::Path => {}
     }
     match &key.default {
@@ -64,6 +65,7 @@ fn key_schema(key: &Key) -> Value {
         Default::Bool(b) => schema["default"] = json!(b),
         Default::Count(n) => schema["default"] = json!(n),
         Default::Text(t) => schema["default"] = json!(t),
+        Default::List(items) => schema["default"] = json!(items),
     }
     if let Some(var) = key.env {
         schema["x-sift-env"] = json!(var);
@@ -89,6 +91,7 @@ pub fn default_text(key: &Key) -> String {
         Default::Bool(b) => b.to_string(),
         Default::Count(n) => n.to_string(),
         Default::Text(t) => format!("{t:?}"),
+        Default::List(items) => format!("{items:?}"),
         Default::Computed { doc, .. } => (*doc).to_owned(),
     }
 }

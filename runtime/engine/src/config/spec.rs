@@ -84,6 +84,11 @@ pub enum Kind {
     Url,
     /// The name of an environment variable (never its value); empty: unset.
     EnvName,
+    /// A list of strings (`["a", "b"]`; from the environment, comma-separated).
+    List {
+        /// What each item is, for messages ("a host name").
+        item: &'static str,
+    },
 }
 
 /// A key's default.
@@ -97,6 +102,8 @@ pub enum Default {
     Count(u64),
     /// Text, read as the key's kind reads text (`"1 MiB"` for a size).
     Text(&'static str),
+    /// A list of strings.
+    List(&'static [&'static str]),
     /// Computed when the configuration is loaded (`doc` says how).
     Computed {
         /// How, for the schema and `sift config schema`.
@@ -117,6 +124,8 @@ pub enum Value {
     Text(String),
     /// [`Kind::Path`].
     Path(PathBuf),
+    /// [`Kind::List`].
+    List(Vec<String>),
 }
 
 impl Value {
@@ -127,6 +136,7 @@ impl Value {
             Value::Count(n) => serde_json::Value::from(*n),
             Value::Text(t) => serde_json::Value::String(t.clone()),
             Value::Path(p) => serde_json::Value::String(p.display().to_string()),
+            Value::List(items) => serde_json::Value::from(items.clone()),
         }
     }
 }
@@ -139,6 +149,11 @@ impl std::fmt::Display for Value {
             Value::Count(n) => write!(f, "{n}"),
             Value::Text(t) => write!(f, "{}", toml::Value::String(t.clone())),
             Value::Path(p) => write!(f, "{}", toml::Value::String(p.display().to_string())),
+            Value::List(items) => {
+                let array: Vec<toml::Value> =
+                    items.iter().map(|i| toml::Value::String(i.clone())).collect();
+                write!(f, "{}", toml::Value::Array(array))
+            }
         }
     }
 }
@@ -233,6 +248,31 @@ impl Kind {
                     ))
                 }
             }
+            Kind::List { item } => match raw {
+                Raw::Toml(toml::Value::Array(items)) => items
+                    .iter()
+                    .map(|i| match i {
+                        toml::Value::String(s) => Ok(s.trim().to_owned()),
+                        other => Err(format!(
+                            "expected a list of strings ({item} each), found {} in it",
+                            other.type_str()
+                        )),
+                    })
+                    .filter(|i| !matches!(i, Ok(s) if s.is_empty()))
+                    .collect::<Result<Vec<_>, _>>()
+                    .map(|v| Some(Value::List(v))),
+                Raw::Text(t) => Ok(Some(Value::List(
+                    t.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(String::from)
+                        .collect(),
+                ))),
+                Raw::Toml(other) => Err(format!(
+                    "expected a list of strings ({item} each), such as [\"a\", \"b\"], found {}",
+                    other.type_str()
+                )),
+            },
             Kind::EnvName => {
                 let t = text()?;
                 if t.is_empty() {
@@ -262,6 +302,7 @@ impl Kind {
             Kind::Text | Kind::Choice { .. } | Kind::Path | Kind::Url | Kind::EnvName => {
                 &["string"]
             }
+            Kind::List { .. } => &["array"],
         }
     }
 
@@ -280,6 +321,7 @@ impl Kind {
             Kind::Path => "a path".into(),
             Kind::Url => "an http(s) URL".into(),
             Kind::EnvName => "an environment variable's name".into(),
+            Kind::List { item } => format!("a list of strings ({item} each)"),
         }
     }
 }
@@ -292,6 +334,9 @@ impl Key {
             Default::Bool(b) => Some(Value::Bool(*b)),
             Default::Count(n) => Some(Value::Count(*n)),
             Default::Text(t) => self.kind.parse(&Raw::Text((*t).to_owned()), None).ok().flatten(),
+            Default::List(items) => {
+                Some(Value::List(items.iter().map(|i| (*i).to_owned()).collect()))
+            }
             Default::Computed { value, .. } => Some(value()),
         }
     }

@@ -465,7 +465,7 @@ fn the_show_object_has_every_key_with_its_value_and_source() {
 fn the_schema_describes_every_key_files_may_set() {
     let schema = schema::json_schema();
     let tables = schema["properties"].as_object().unwrap();
-    assert_eq!(tables.keys().collect::<Vec<_>>(), ["embed", "index", "model", "review"]);
+    assert_eq!(tables.keys().collect::<Vec<_>>(), ["embed", "index", "model", "review", "sandbox"]);
     for section in SECTIONS {
         let table = &tables[section.name];
         assert_eq!(
@@ -496,6 +496,12 @@ fn the_schema_describes_every_key_files_may_set() {
         tables["review"]["properties"]["on_save"],
         json!({ "type": "boolean", "default": true, "description": review::SECTION.keys[0].doc })
     );
+    let allow_net = &tables["sandbox"]["properties"]["allow_net"];
+    assert_eq!(allow_net["type"], json!("array"));
+    assert_eq!(allow_net["items"], json!({ "type": "string" }));
+    assert_eq!(allow_net["default"], json!([]));
+    let secrets = &tables["sandbox"]["properties"]["secret_patterns"]["default"];
+    assert!(secrets.as_array().unwrap().contains(&json!(".env")));
     let env_only: Vec<_> = schema::environment_only().iter().map(|e| e.2).collect();
     assert_eq!(env_only, ["SIFT_THREADS", "SIFT_COMMIT_INTERVAL_MS"]);
 }
@@ -527,6 +533,7 @@ fn any_value_of_any_kind_in_any_key_builds_or_fails_its_section_never_panics() {
                     config.embed().err(),
                     config.model().err(),
                     config.review().err(),
+                    config.sandbox().err(),
                 ];
                 let failed: Vec<_> = built.into_iter().flatten().collect();
                 assert!(failed.iter().all(|e| e.section == section.name), "{failed:?}");
