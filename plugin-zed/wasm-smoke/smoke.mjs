@@ -203,6 +203,65 @@ async function main() {
     check('without the manifest capability the host refuses (as Zed does)',
       refused?.includes('not granted'), refused);
 
+    // --- /sift-agent, against a scripted OpenAI-compatible endpoint (another process: the
+    // host runs commands with spawnSync, which blocks this one) ------------------------------
+    const agentSlash = manifest.slash_commands?.['sift-agent'];
+    check('extension.toml: /sift-agent declared',
+      typeof agentSlash?.description === 'string' && agentSlash?.requires_argument === true);
+    const script = {
+      tool: { name: 'edit', arguments: { path: 'app.py', old_text: '    return {}', new_text: '    return {"path": path}' } },
+      final: 'Returned the path.',
+    };
+    let agentHome;
+    const fake = spawn(process.execPath, [join(here, '..', '..', 'plugin-vscode', 'e2e', 'fake-openai.mjs'), JSON.stringify(script)],
+      { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const port = await new Promise((res, rej) => {
+        let out = '';
+        fake.stdout.on('data', (d) => {
+          out += d;
+          const m = /listening (\d+)/.exec(out);
+          if (m) res(Number(m[1]));
+        });
+        fake.on('exit', (code) => rej(new Error(`fake-openai exited ${code}`)));
+      });
+      agentHome = await realpath(await mkdtemp(join(tmpdir(), 'sift-zed-smoke-home-')));
+      host.state.commandsRun.length = 0;
+      host.configure({
+        rootPath: root, path: { sift }, shellEnv, capabilities,
+        lspSettings: {
+          sift: {
+            binary: {
+              env: {
+                // The fixture is the shell's HOME here; the agent's sandbox refuses a home
+                // folder as its root, as it should: give the run a home of its own.
+                HOME: agentHome, XDG_CONFIG_HOME: join(agentHome, '.config'), SIFT_MODEL_BACKEND: 'openai',
+                SIFT_MODEL_BASE_URL: `http://127.0.0.1:${port}/v1`, SIFT_MODEL_NAME: 'x',
+              },
+            },
+          },
+        },
+      });
+      const agentCommand = { name: 'sift-agent', description: '', tooltipText: '', requiresArgument: true };
+      const before = await readFile(join(root, 'app.py'), 'utf8');
+      const agentOut = ext.runSlashCommand(agentCommand, ['return', 'the', 'path'], worktree);
+      const agentRun = host.state.commandsRun[0];
+      check('/sift-agent runs `sift agent --json --path ROOT -- TASK`, never --apply',
+        agentRun?.command === sift && agentRun.args.slice(0, 5).join(' ') === `agent --json --path ${root} --`
+          && !agentRun.args.includes('--apply'), agentRun?.args);
+      check('/sift-agent output: the answer and the diff',
+        agentOut.text.includes('Returned the path.') && agentOut.text.includes('```diff\n--- a/app.py')
+          && agentOut.text.includes('+    return {"path": path}'), agentOut.text);
+      check('/sift-agent output: two folds, the diff one labelled with the file',
+        agentOut.sections.length === 2 && agentOut.sections[1].label === 'sift agent diff: app.py', agentOut.sections);
+      check('/sift-agent wrote nothing', (await readFile(join(root, 'app.py'), 'utf8')) === before);
+      const noTask = errorText(() => ext.runSlashCommand(agentCommand, [], worktree));
+      check('/sift-agent without a task: usage', noTask?.includes('usage'), noTask);
+    } finally {
+      fake.kill();
+      if (agentHome) await rm(agentHome, { recursive: true, force: true });
+    }
+
     // --- The returned command starts a working language server ------------------------------
     host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities });
     const server = startServer(ext.languageServerCommand('sift', worktree));
