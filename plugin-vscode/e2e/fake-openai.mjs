@@ -6,8 +6,9 @@
 //
 //   node e2e/fake-openai.mjs '<script JSON>'
 // prints `listening PORT` on stdout, then one line `request N tools=… last=ROLE` per request.
-// Script: { "tool": { "name": "edit", "arguments": { … } }, "final": "text", "delayMs": 0 }
-// (`delayMs`: a pause before each answer, to give a test time to cancel).
+// Script: { "tool": { "name": "edit", "arguments": { … } }, "final": "text", "delayMs": 0,
+// "delayWhen": "word" } (`delayMs`: a pause before each answer, to give a test time to cancel;
+// with `delayWhen`, only in conversations whose user messages contain that word).
 
 import * as http from 'node:http';
 
@@ -67,7 +68,8 @@ const server = http.createServer((req, res) => {
         const messages = request.messages ?? [];
         const tools = (request.tools ?? []).map((t) => t.function?.name).join(',');
         process.stdout.write(`request ${count} tools=${tools} last=${messages.at(-1)?.role}\n`);
-        if (delayMs > 0) {
+        const userText = messages.filter((m) => m.role === 'user').map((m) => (typeof m.content === 'string' ? m.content : JSON.stringify(m.content))).join('\n');
+        if (delayMs > 0 && (script.delayWhen === undefined || userText.includes(script.delayWhen))) {
             await new Promise((r) => setTimeout(r, delayMs));
         }
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });

@@ -7,11 +7,12 @@
 // is shown; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
 // shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
-// confirmation (Refactor Preview) into the buffer, and only saving writes the file; then kills
-// the server to check that the extension restarts it.
+// confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
+// confirmation; a second run is cancelled from its progress notification; then it kills the
+// server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
-// agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, after-restart.png;
-// failure.png when a step fails).
+// agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
+// agent-cancelled.png, after-restart.png; failure.png when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -126,6 +127,9 @@ const AGENT_NEW = 'return f"INV-{year}-{sequence:06d}"';
 const AGENT_SCRIPT = {
     tool: { name: 'edit', arguments: { path: 'billing/invoice.py', old_text: AGENT_OLD, new_text: AGENT_NEW } },
     final: 'Invoice numbers now have six digits.',
+    // A task that mentions "slowly" gets slow answers: time to cancel it.
+    delayMs: 8000,
+    delayWhen: 'slowly',
 };
 
 test('VS Code (code-server): install the .vsix, search, open the right file', { skip: !enabled && 'set SIFT_E2E_VSCODE=1', timeout: 8 * 60 * 1000 }, async (t) => {
@@ -387,6 +391,26 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         while (!onDisk().includes(AGENT_NEW) && Date.now() < saveDeadline) await new Promise((r) => setTimeout(r, 200));
         assert.ok(onDisk().includes(AGENT_NEW), `saved: ${onDisk()}`);
         await shot('agent-applied.png');
+
+        // Cancel through the progress notification: the run stops, the view says so.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Ask Agent');
+        await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 15000 });
+        await taskInput.fill('think about invoices slowly');
+        await page.keyboard.press('Enter');
+        const progressToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'sift agent' }).filter({
+            has: page.locator('.monaco-button', { hasText: 'Cancel' }),
+        });
+        await progressToast.waitFor({ timeout: 20000 });
+        await viewRow(/^Running/).waitFor({ timeout: 15000 });
+        await page.waitForTimeout(500);
+        await shot('agent-running.png');
+        const cancelStarted = Date.now();
+        await progressToast.locator('.monaco-button', { hasText: 'Cancel' }).click();
+        await viewRow(/^Cancelled/).waitFor({ timeout: 15000 });
+        t.diagnostic(`cancelled in ${Date.now() - cancelStarted} ms`);
+        assert.ok(Date.now() - cancelStarted < 7000, 'the run stopped before the model answered');
+        await shot('agent-cancelled.png');
         t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
 
         // The server crashes: the extension restarts it and search works again.

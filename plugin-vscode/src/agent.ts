@@ -198,7 +198,7 @@ export class AgentRun {
                 description:
                     (step.calls.length === 0 && !(this.state === 'running' && last) ? 'answered' : step.calls.map((c) => c.name).join(', ')) +
                     (step.compacted ? ' (conversation compacted)' : ''),
-                icon: step.calls.length === 0 ? 'comment' : 'debug-stackframe-dot',
+                icon: step.calls.length > 0 ? 'debug-stackframe-dot' : this.state === 'running' && last ? 'circle-outline' : 'comment',
                 // The latest steps and any with a failed call are open; older ones fold away.
                 expanded: i >= this.steps.length - 3 || step.calls.some((c) => c.result?.error),
                 children: step.calls.map((call, j) => ({
