@@ -8,7 +8,7 @@
 set -uo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 status=0
-for check in docs-snippets.sh helix-check.sh emacs-eglot.sh nvim-snippets.sh nvim-agent.sh; do
+for check in docs-snippets.sh helix-check.sh emacs-eglot.sh nvim-snippets.sh nvim-agent.sh emacs-agent.sh; do
     echo "=== $check"
     bash "$here/$check" "$@"
     rc=$?
