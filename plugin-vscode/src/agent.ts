@@ -371,7 +371,7 @@ export function scoreText(score: Record<string, unknown>): string {
     return Object.entries(score)
         .filter(([, v]) => typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string')
         .slice(0, 5)
-        .map(([k, v]) => `${k} ${String(v)}`)
+        .map(([k, v]) => `${k.replace(/_/g, ' ')} ${String(v)}`)
         .join(', ');
 }
 
@@ -400,6 +400,17 @@ export const DOC_SCHEME = 'sift-agent';
 /** The path part of a side's URI: `/KEY/original/PATH` or `/KEY/proposed/PATH` (the file's own name last, so the editor shows it and picks the language). */
 export function docPath(key: number, side: 'original' | 'proposed', path: string): string {
     return `/${key}/${side}/${path}`;
+}
+
+/** The path of an attempt's diff (best-of-N): `/attempt/KEY/INDEX.diff`. */
+export function attemptPath(key: number, index: number): string {
+    return `/attempt/${key}/${index}.diff`;
+}
+
+/** Reads an attempt's diff path back. */
+export function parseAttemptPath(p: string): { key: number; index: number } | undefined {
+    const m = p.match(/^\/attempt\/(\d+)\/(\d+)\.diff$/);
+    return m ? { key: Number(m[1]), index: Number(m[2]) } : undefined;
 }
 
 /** Reads a side's URI path back. */

@@ -12,6 +12,8 @@ import {
     DOC_SCHEME,
     agentParams,
     appliedMessage,
+    attemptPath,
+    parseAttemptPath,
     diffTitle,
     docPath,
     failureText,
@@ -60,6 +62,7 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             this.docsChanged,
             vscode.workspace.registerTextDocumentContentProvider(DOC_SCHEME, this),
             vscode.commands.registerCommand(COMMANDS.askAgent, (arg?: Partial<AgentRequest> | string) => this.ask(arg)),
+            vscode.commands.registerCommand(COMMANDS.askAgentBestOf, () => this.askBestOf()),
             vscode.commands.registerCommand(COMMANDS.acceptAgent, () => this.accept()),
             vscode.commands.registerCommand(COMMANDS.rejectAgent, () => this.reject()),
             vscode.commands.registerCommand(COMMANDS.retryAgent, () => this.retry()),
@@ -94,6 +97,8 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         item.contextValue = row.contextValue;
         if (row.contextValue === 'file' && row.path !== undefined) {
             item.command = { command: COMMANDS.openAgentDiff, title: 'Open Agent Diff', arguments: [row.path] };
+        } else if (row.contextValue === 'attempt' && row.attempt !== undefined) {
+            item.command = { command: COMMANDS.openAgentDiff, title: 'Open Agent Diff', arguments: [{ attempt: row.attempt }] };
         } else if (row.contextValue === 'answer') {
             item.command = { command: COMMANDS.showAgentDiff, title: 'Show Agent Change as a Diff' };
         }
@@ -116,6 +121,11 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         if (uri.path.startsWith('/whole/')) {
             return this.run?.result?.diff ?? '';
         }
+        const attempt = parseAttemptPath(uri.path);
+        if (attempt !== undefined) {
+            const a = this.run?.key === attempt.key ? this.run.result?.attempts?.find((x) => x.index === attempt.index) : undefined;
+            return a ? `${a.answer ? `# ${a.answer.split('\n')[0]}\n` : ''}${a.diff || '# no change\n'}` : '';
+        }
         const at = parseDocPath(uri.path);
         if (at === undefined || this.run === undefined || this.run.key !== at.key) {
             return '';
@@ -124,9 +134,15 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         return file ? sideText(file, at.side) : '';
     }
 
-    private async openDiff(row?: Row | string): Promise<void> {
-        const path = typeof row === 'string' ? row : row?.path ?? this.run?.result?.files[0]?.path;
+    private async openDiff(row?: Row | string | { attempt: number }): Promise<void> {
         const run = this.run;
+        if (typeof row === 'object' && row !== null && 'attempt' in row && typeof row.attempt === 'number' && run) {
+            const doc = await vscode.workspace.openTextDocument(vscode.Uri.from({ scheme: DOC_SCHEME, path: attemptPath(run.key, row.attempt) }));
+            await vscode.languages.setTextDocumentLanguage(doc, 'diff');
+            await vscode.window.showTextDocument(doc, { preview: true });
+            return;
+        }
+        const path = typeof row === 'string' ? row : (row as Row | undefined)?.path ?? this.run?.result?.files[0]?.path;
         const file = path === undefined ? undefined : run?.file(path);
         if (run === undefined || file === undefined) {
             void vscode.window.showInformationMessage('sift agent: no proposed change to show.');
@@ -173,6 +189,26 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             request = { task };
         }
         await this.start(request);
+    }
+
+    /** Best-of-N: the server runs N attempts and proposes the best-ranked one. */
+    private async askBestOf(): Promise<void> {
+        const pick = await vscode.window.showQuickPick(
+            ['2', '3', '4', '6', '8'].map((n) => ({ label: n, description: `${n} attempts, the best-ranked proposed` })),
+            { title: 'Sift: Ask Agent (Best of N)', placeHolder: 'How many attempts?' },
+        );
+        if (pick === undefined) {
+            return;
+        }
+        const task = await vscode.window.showInputBox({
+            title: `Sift: Ask Agent (best of ${pick.label})`,
+            prompt: 'What should the agent do? It proposes a change; nothing is written until you accept it.',
+            value: this.run?.request.task,
+            ignoreFocusOut: true,
+        });
+        if (task !== undefined) {
+            await this.start({ task, n: Number(pick.label) });
+        }
     }
 
     private async retry(): Promise<void> {

@@ -14,6 +14,8 @@ import {
     finishedMessage,
     lineDelta,
     parseDocPath,
+    attemptPath,
+    parseAttemptPath,
     sideText,
     stopWord,
     type Row,
@@ -156,6 +158,8 @@ test('virtual documents: the path round-trips, the file name comes last, sides o
     assert.equal(p, '/7/proposed/core/deep/retry.py');
     assert.deepEqual(parseDocPath(p), { key: 7, side: 'proposed', path: 'core/deep/retry.py' });
     assert.equal(parseDocPath('/whole/7/change.diff'), undefined);
+    assert.deepEqual(parseAttemptPath(attemptPath(7, 2)), { key: 7, index: 2 });
+    assert.equal(parseAttemptPath(p), undefined);
     assert.equal(sideText(create, 'original'), '');
     assert.equal(sideText(remove, 'proposed'), '');
     assert.equal(sideText(modify, 'proposed'), RETRY_NEW);
