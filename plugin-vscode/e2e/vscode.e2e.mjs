@@ -410,6 +410,9 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await viewRow(/^Cancelled/).waitFor({ timeout: 15000 });
         t.diagnostic(`cancelled in ${Date.now() - cancelStarted} ms`);
         assert.ok(Date.now() - cancelStarted < 7000, 'the run stopped before the model answered');
+        await viewRow(/Step 1.*stopped/).waitFor({ timeout: 5000 });
+        await page.waitForTimeout(500);
+        assert.equal(await page.locator('.sidebar', { hasText: 'The agent is working' }).count(), 0);
         await shot('agent-cancelled.png');
         t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
 

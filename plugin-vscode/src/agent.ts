@@ -196,9 +196,9 @@ export class AgentRun {
                 id: `${k}/step${i}/${step.calls.length}`,
                 label: `Step ${step.step}`,
                 description:
-                    (step.calls.length === 0 && !(this.state === 'running' && last) ? 'answered' : step.calls.map((c) => c.name).join(', ')) +
+                    (step.calls.length > 0 ? step.calls.map((c) => c.name).join(', ') : this.answeredIn(i) ? 'answered' : this.state === 'running' && last ? '' : 'stopped') +
                     (step.compacted ? ' (conversation compacted)' : ''),
-                icon: step.calls.length > 0 ? 'debug-stackframe-dot' : this.state === 'running' && last ? 'circle-outline' : 'comment',
+                icon: step.calls.length > 0 ? 'debug-stackframe-dot' : this.answeredIn(i) ? 'comment' : 'circle-outline',
                 // The latest steps and any with a failed call are open; older ones fold away.
                 expanded: i >= this.steps.length - 3 || step.calls.some((c) => c.result?.error),
                 children: step.calls.map((call, j) => ({
@@ -269,6 +269,11 @@ export class AgentRun {
             });
         }
         return rows;
+    }
+
+    /** Whether step `i` is the one in which the model gave its final answer. */
+    private answeredIn(i: number): boolean {
+        return this.result !== undefined && i === this.steps.length - 1 && this.steps[i].calls.length === 0;
     }
 
     stateText(): string {

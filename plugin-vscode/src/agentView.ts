@@ -111,8 +111,8 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
     }
 
     private async setState(): Promise<void> {
+        this.view.message = this.run?.state === 'running' ? 'The agent is working…' : undefined;
         await vscode.commands.executeCommand('setContext', AGENT_STATE_KEY, this.run?.state ?? 'none');
-        this.view.message = this.run === undefined ? undefined : this.run.state === 'running' ? 'The agent is working…' : undefined;
     }
 
     // ---- the diff editor's two sides -------------------------------------------------------

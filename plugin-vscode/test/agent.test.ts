@@ -149,8 +149,10 @@ test('a failed run says why', () => {
     assert.equal(rows[1].label, 'the model failed: connection refused');
     assert.equal(rows[1].icon, 'error');
     const cancelled = new AgentRun(7, { task: 't' });
+    cancelled.add([{ kind: 'step', step: 1 }]);
+    assert.equal(cancelled.rows()[1].description, '', 'a step waiting for the model');
     cancelled.fail('cancelled');
-    assert.deepEqual(cancelled.rows().map((r) => r.label), ['Cancelled']);
+    assert.deepEqual(cancelled.rows().map((r) => [r.label, r.description]), [['Cancelled', 't'], ['Step 1', 'stopped']]);
 });
 
 test('virtual documents: the path round-trips, the file name comes last, sides of new and deleted files are empty', () => {
