@@ -2,6 +2,7 @@
 //! builds it from the configuration's layers (files, editor settings, flags); this crate reads
 //! no configuration file.
 
+use crate::secrets::SecretPatterns;
 use crate::store::Entry;
 
 /// `.sift/config.toml`: the repository's configuration, committed (every part of sift reads its
@@ -18,11 +19,42 @@ pub struct IndexConfig {
     pub max_file_size: u64,
     /// Whether symbolic links are followed (loops are detected and skipped either way).
     pub follow_symlinks: bool,
+    /// Files never indexed: the secret patterns (`[sandbox] secret_patterns`, the same list
+    /// the sandbox refuses to read), skipped and counted.
+    pub secrets: SecretPatterns,
+    /// Files indexed although they match [`IndexConfig::secrets`] (the user's opt-in per path,
+    /// `[index] index_secrets`).
+    pub secret_exceptions: SecretPatterns,
+    /// Symbolic links (workspace-relative paths, or folders holding them) that may lead outside
+    /// the root (`[index] outside_links`); every other link whose target resolves outside is
+    /// skipped and counted.
+    pub outside_links: Vec<String>,
 }
 
 impl Default for IndexConfig {
     fn default() -> Self {
-        IndexConfig { max_file_size: DEFAULT_MAX_FILE_SIZE, follow_symlinks: true }
+        IndexConfig {
+            max_file_size: DEFAULT_MAX_FILE_SIZE,
+            follow_symlinks: true,
+            secrets: SecretPatterns::defaults(),
+            secret_exceptions: SecretPatterns::none(),
+            outside_links: Vec::new(),
+        }
+    }
+}
+
+impl IndexConfig {
+    /// Whether the file at `rel` is a secret the index leaves out.
+    pub fn is_secret(&self, rel: &std::path::Path) -> bool {
+        self.secrets.is_secret(rel) && !self.secret_exceptions.is_secret(rel)
+    }
+
+    /// Whether the link at `rel` may lead outside the root.
+    pub fn may_lead_outside(&self, rel: &str) -> bool {
+        self.outside_links.iter().any(|p| {
+            let p = p.trim_matches('/');
+            rel == p || rel.strip_prefix(p).is_some_and(|rest| rest.starts_with('/'))
+        })
     }
 }
 

@@ -103,6 +103,15 @@ impl SecretPatterns {
     }
 }
 
+/// Two sets are the same when their patterns are.
+impl PartialEq for SecretPatterns {
+    fn eq(&self, other: &Self) -> bool {
+        self.patterns == other.patterns
+    }
+}
+
+impl Eq for SecretPatterns {}
+
 impl Default for SecretPatterns {
     fn default() -> Self {
         SecretPatterns::defaults()

@@ -76,6 +76,10 @@ pub struct Skipped {
     pub symlink_loops: u64,
     /// Files that could not be read.
     pub unreadable: u64,
+    /// Symbolic links not followed because their target is outside the root.
+    pub outside_links: u64,
+    /// Files not indexed because they match the secret patterns.
+    pub secrets: u64,
 }
 
 /// What an update did.
@@ -285,6 +289,8 @@ impl CodeIndex {
                 too_large: walked.too_large.len() as u64,
                 symlink_loops: walked.symlink_loops.len() as u64,
                 unreadable: walked.unreadable.len() as u64,
+                outside_links: walked.outside_links.len() as u64,
+                secrets: walked.secrets.len() as u64,
                 binary: 0,
             },
             unreadable_examples: walked.unreadable.iter().take(5).cloned().collect(),

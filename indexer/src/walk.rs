@@ -6,9 +6,14 @@
 //! `.gitignore` leaves out). Hidden files are indexed (`.github/` holds code too); version-control
 //! directories and `.sift/` never are. Files over the size limit and symbolic-link loops are
 //! skipped and counted.
+//!
+//! The index obeys the sandbox's walls, since what it holds reaches prompts through search:
+//! a symbolic link whose target resolves outside the root is not followed (unless
+//! `outside_links` names it), and files matching the secret patterns (also when a link inside
+//! leads to one) are not indexed; both are skipped and counted.
 
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::UNIX_EPOCH;
 
 use crate::config::IndexConfig;
@@ -40,15 +45,29 @@ pub struct WalkOutcome {
     pub symlink_loops: Vec<String>,
     /// Entries that could not be read (permissions, vanished while walking).
     pub unreadable: Vec<(String, String)>,
+    /// Symbolic links skipped because their target resolves outside the root.
+    pub outside_links: Vec<String>,
+    /// Files skipped because they match the secret patterns.
+    pub secrets: Vec<String>,
 }
 
 /// Walks `root` with `config`'s rules.
 pub fn walk(root: &Path, config: &IndexConfig) -> WalkOutcome {
     let mut builder = ignore::WalkBuilder::new(root);
-    configure(&mut builder, config, |_| true);
+    let outside = Arc::new(Mutex::new(Vec::new()));
+    configure(&mut builder, root, config, Arc::clone(&outside), |_| true);
     let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).min(8);
     builder.threads(threads);
-    collect(builder, root, config.max_file_size)
+    finish(collect(builder, root, config), outside)
+}
+
+/// Adds the links the filter skipped.
+fn finish(mut outcome: WalkOutcome, outside: Arc<Mutex<Vec<String>>>) -> WalkOutcome {
+    let mut links = std::mem::take(&mut *outside.lock().unwrap_or_else(|e| e.into_inner()));
+    links.sort();
+    links.dedup();
+    outcome.outside_links = links;
+    outcome
 }
 
 /// Looks at a few files only (absolute paths under `root`, e.g. from a file watcher), with the
@@ -78,14 +97,15 @@ pub fn walk_paths(
         }
     }
     let mut builder = ignore::WalkBuilder::new(root);
-    configure(&mut builder, config, {
+    let outside = Arc::new(Mutex::new(Vec::new()));
+    configure(&mut builder, root, config, Arc::clone(&outside), {
         let (targets, ancestors) = (targets.clone(), ancestors);
         move |entry: &ignore::DirEntry| {
             targets.contains(entry.path()) || ancestors.contains(entry.path())
         }
     });
     builder.threads(1);
-    let outcome = collect(builder, root, config.max_file_size);
+    let outcome = finish(collect(builder, root, config), outside);
     let found: std::collections::HashSet<&str> =
         outcome.files.iter().map(|f| f.rel.as_str()).collect();
     let mut gone: Vec<String> = targets
@@ -98,11 +118,17 @@ pub fn walk_paths(
 }
 
 /// Applies sift's walking rules; `keep` can prune further (it sees every entry below the root).
+/// Links leading outside the root are pruned and their paths pushed to `outside`.
 fn configure(
     builder: &mut ignore::WalkBuilder,
+    root: &Path,
     config: &IndexConfig,
+    outside: Arc<Mutex<Vec<String>>>,
     keep: impl Fn(&ignore::DirEntry) -> bool + Send + Sync + 'static,
 ) {
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
+    let root = root.to_owned();
+    let allowed = config.clone();
     builder
         .hidden(false)
         .parents(true)
@@ -120,14 +146,30 @@ fn configure(
             }
             let skipped = entry.file_type().is_some_and(|t| t.is_dir())
                 && entry.file_name().to_str().is_some_and(|n| ALWAYS_SKIPPED_DIRS.contains(&n));
-            !skipped && keep(entry)
+            if skipped || !keep(entry) {
+                return false;
+            }
+            if entry.path_is_symlink() {
+                // A dangling link is left to the walk (it reports it unreadable).
+                let leads_out =
+                    entry.path().canonicalize().is_ok_and(|target| !target.starts_with(&real_root));
+                let rel = relative(&root, entry.path());
+                if leads_out && !allowed.may_lead_outside(&rel) {
+                    outside.lock().unwrap_or_else(|e| e.into_inner()).push(rel);
+                    return false;
+                }
+            }
+            true
         });
 }
 
-fn collect(builder: ignore::WalkBuilder, root: &Path, max: u64) -> WalkOutcome {
+fn collect(builder: ignore::WalkBuilder, root: &Path, config: &IndexConfig) -> WalkOutcome {
+    let max = config.max_file_size;
+    let real_root = root.canonicalize().unwrap_or_else(|_| root.to_owned());
     let outcome = Mutex::new(WalkOutcome::default());
     builder.build_parallel().run(|| {
         let outcome = &outcome;
+        let real_root = &real_root;
         Box::new(move |result| {
             use ignore::WalkState::Continue;
             let entry = match result {
@@ -146,6 +188,16 @@ fn collect(builder: ignore::WalkBuilder, root: &Path, max: u64) -> WalkOutcome {
                 return Continue;
             }
             let rel = relative(root, entry.path());
+            // A secret by its own name, or by the name of the file a link inside leads to.
+            let secret = config.is_secret(Path::new(&rel))
+                || (entry.path_is_symlink()
+                    && entry.path().canonicalize().ok().is_some_and(|target| {
+                        target.strip_prefix(real_root).is_ok_and(|t| config.is_secret(t))
+                    }));
+            if secret {
+                outcome.lock().unwrap_or_else(|e| e.into_inner()).secrets.push(rel);
+                return Continue;
+            }
             let meta = match entry.metadata() {
                 Ok(m) => m,
                 Err(err) => {
@@ -176,6 +228,7 @@ fn collect(builder: ignore::WalkBuilder, root: &Path, max: u64) -> WalkOutcome {
     outcome.too_large.sort_by(|a, b| a.rel.cmp(&b.rel));
     outcome.symlink_loops.sort();
     outcome.unreadable.sort();
+    outcome.secrets.sort();
     outcome
 }
 

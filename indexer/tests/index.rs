@@ -236,6 +236,53 @@ fn symlink_loops_are_skipped_and_counted() {
     assert_eq!(paths(&index, "loopedmark"), ["a/code.rs"]);
 }
 
+/// The index obeys the sandbox's walls: what it holds reaches prompts through search.
+#[cfg(unix)]
+#[test]
+fn links_leading_outside_and_secret_files_are_left_out_and_counted_unless_opted_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().canonicalize().unwrap();
+    let (root, outside) = (base.join("repo"), base.join("outside"));
+    write(&outside, "creds.txt", "password=outsidemark\n");
+    write(&root, "src/main.rs", "fn insidemark() {}\n");
+    write(&root, ".env", "API_KEY=dotenvmark\n");
+    write(&root, "config/server.pem", "pemmark\n");
+    std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+    std::os::unix::fs::symlink(outside.join("creds.txt"), root.join("creds-link.txt")).unwrap();
+    std::os::unix::fs::symlink(".env", root.join("env-link.txt")).unwrap();
+    std::os::unix::fs::symlink("src", root.join("inner-link")).unwrap();
+    let (index, report) = update(&root);
+    assert_eq!(report.skipped.outside_links, 2, "{report:?}");
+    assert_eq!(report.skipped.secrets, 3, "{report:?}");
+    for mark in ["outsidemark", "dotenvmark", "pemmark"] {
+        assert_eq!(paths(&index, mark), Vec::<String>::new(), "{mark}");
+    }
+    // A link that stays inside is followed.
+    assert_eq!(paths(&index, "insidemark"), ["inner-link/main.rs", "src/main.rs"]);
+
+    // Opting in, per path.
+    let opted = UpdateOptions {
+        config: IndexConfig {
+            outside_links: vec!["linked".into()],
+            secret_exceptions: sift_indexer::SecretPatterns::new(&[".env"]).unwrap(),
+            ..IndexConfig::default()
+        },
+        ..opts()
+    };
+    let report = index.update(&opted, &NoProgress).unwrap();
+    index.reload().unwrap();
+    assert_eq!(report.skipped.outside_links, 1, "creds-link.txt is still out: {report:?}");
+    assert_eq!(paths(&index, "outsidemark"), ["linked/creds.txt"]);
+    assert_eq!(paths(&index, "dotenvmark"), [".env", "env-link.txt"]);
+    assert_eq!(paths(&index, "pemmark"), Vec::<String>::new());
+
+    // And back: the opted-in files leave the index when the opt-in goes.
+    index.update(&opts(), &NoProgress).unwrap();
+    index.reload().unwrap();
+    assert_eq!(paths(&index, "outsidemark"), Vec::<String>::new());
+    assert_eq!(paths(&index, "dotenvmark"), Vec::<String>::new());
+}
+
 #[test]
 fn sift_dir_gets_a_gitignore_that_keeps_caches_out() {
     let dir = sample_tree();

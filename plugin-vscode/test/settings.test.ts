@@ -78,6 +78,8 @@ test('package.json defaults match what the code assumes', () => {
     const pkg = readPackageJson() as unknown as { capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } } };
     assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), [
         'sift.embed.onnxruntime',
+        'sift.index.indexSecrets',
+        'sift.index.outsideLinks',
         'sift.model.apiKeyEnv',
         'sift.model.baseUrl',
         'sift.model.path',

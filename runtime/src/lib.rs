@@ -6,6 +6,7 @@
 //!   OpenAI-compatible endpoint, a scripted fake);
 //! - [`review`]: the bug-finder's rule engine and the model reviewer;
 //! - [`edit`]: edits as one type;
+//! - [`redact`]: secret-looking strings replaced before text goes to a remote model;
 //! - [`sandbox`]: the one policy for every path the agent touches and every command it runs
 //!   (path confinement, secrets, Linux confinement of commands, limits).
 //!
@@ -16,6 +17,7 @@
 pub mod edit;
 pub mod embed;
 pub mod llm;
+pub mod redact;
 pub mod review;
 pub mod sandbox;
 pub mod setting;

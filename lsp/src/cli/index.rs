@@ -176,6 +176,12 @@ pub fn print_report(index: &CodeIndex, r: &UpdateReport, max_file_size: u64) {
             s.unreadable
         );
     }
+    if s.outside_links + s.secrets > 0 {
+        println!(
+            "  left out by the sandbox's walls: {} symbolic link(s) leading outside the repository, {} secret file(s) ([index] outside_links and index_secrets opt in)",
+            s.outside_links, s.secrets
+        );
+    }
     for (path, err) in &r.unreadable_examples {
         println!("    cannot read {path}: {err}");
     }

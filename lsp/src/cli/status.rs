@@ -33,6 +33,17 @@ struct Status {
     languages: std::collections::BTreeMap<String, u64>,
     /// Names in `.sift/` no part of this sift owns (a newer sift's, or put there by hand).
     unknown_entries: Vec<String>,
+    /// What the walk leaves out for the sandbox's walls, as of now.
+    walls: Walls,
+}
+
+/// What the index leaves out because the sandbox's walls say so.
+#[derive(Serialize, Default)]
+struct Walls {
+    /// Symbolic links not followed: their target is outside the repository.
+    outside_links: Vec<String>,
+    /// Files not indexed: they match the secret patterns.
+    secrets: Vec<String>,
 }
 
 /// Runs `sift status`.
@@ -53,7 +64,13 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
         bytes_on_disk: dir_size(&layout.index_dir),
         languages: Default::default(),
         unknown_entries: store.unknown().to_vec(),
+        walls: Walls::default(),
     };
+    // The walls are judged on the tree as it is now (a walk, no reading), with the
+    // configuration's rules.
+    let config = super::load_config(&root, &[])?.index()?;
+    let walked = sift_indexer::walk::walk(&layout.root, &config);
+    status.walls = Walls { outside_links: walked.outside_links, secrets: walked.secrets };
     if let Some(index) = &index {
         let manifest = index.manifest()?;
         for record in manifest.files.values() {
@@ -94,6 +111,26 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     langs.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     let langs: Vec<String> = langs.iter().take(8).map(|(l, n)| format!("{l} {n}")).collect();
     println!("langs:  {}", langs.join(", "));
+    let list = |v: &[String]| {
+        let shown: Vec<&str> = v.iter().take(5).map(String::as_str).collect();
+        let more = if v.len() > 5 { format!(", and {} more", v.len() - 5) } else { String::new() };
+        format!("{}{more}", shown.join(", "))
+    };
+    let w = &status.walls;
+    if !w.outside_links.is_empty() {
+        println!(
+            "walls:  {} symbolic link(s) leading outside the repository not followed: {} ([index] outside_links opts in)",
+            w.outside_links.len(),
+            list(&w.outside_links)
+        );
+    }
+    if !w.secrets.is_empty() {
+        println!(
+            "walls:  {} secret file(s) not indexed: {} ([index] index_secrets opts in)",
+            w.secrets.len(),
+            list(&w.secrets)
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -19,6 +19,10 @@
 //! only before any text or tool call was streamed. A stalled server is not retried: it is slow,
 //! not flaky, and retrying would multiply the wait.
 //!
+//! When the endpoint is not on loopback, every message (and every tool call's arguments) goes
+//! through [`crate::redact::redact`] first: secret-looking strings are replaced, logged as a
+//! warning with their kinds, and kept for the caller ([`OpenAiModel::redactions`]).
+//!
 //! The API key is read from the environment variable named in the configuration, sent as
 //! `Authorization: Bearer`, and never logged, written, or put in an error message (error bodies
 //! that echo it are redacted).
@@ -111,6 +115,10 @@ pub struct OpenAiModel {
     url: String,
     key: Option<ApiKey>,
     agent: ureq::Agent,
+    /// Whether messages are redacted (the endpoint is not on loopback).
+    redacts: bool,
+    /// What was redacted, request after request.
+    redactions: std::sync::Mutex<Vec<crate::redact::Redaction>>,
 }
 
 impl OpenAiModel {
@@ -136,12 +144,13 @@ impl OpenAiModel {
             // worker.
             .timeout_per_read(Some(config.read_timeout + Duration::from_secs(2)))
             .user_agent(concat!("sift/", env!("CARGO_PKG_VERSION")));
-        if is_loopback(base) {
+        let local = is_loopback(base);
+        if local {
             // A local server is never reached through a proxy from the environment.
             builder = builder.proxy(None);
         }
         let agent = builder.build().new_agent();
-        Ok(Self { config, url, key, agent })
+        Ok(Self { config, url, key, agent, redacts: !local, redactions: Default::default() })
     }
 
     /// A client for `config`, with the key read from the process environment.
@@ -160,9 +169,55 @@ impl OpenAiModel {
         &self.url
     }
 
+    /// Whether messages are redacted before they are sent (the endpoint is not on loopback).
+    pub fn redacts(&self) -> bool {
+        self.redacts
+    }
+
+    /// Everything redacted so far, oldest first (for the user to see).
+    pub fn redactions(&self) -> Vec<crate::redact::Redaction> {
+        self.redactions.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// `messages` as sent: redacted when the endpoint is remote.
+    fn outgoing(&self, messages: &[Message]) -> Vec<Value> {
+        if !self.redacts {
+            return messages.iter().map(message_json).collect();
+        }
+        let mut found = Vec::new();
+        let out: Vec<Value> = messages
+            .iter()
+            .map(|m| {
+                let mut m = m.clone();
+                let (content, r) = crate::redact::redact(&m.content);
+                m.content = content;
+                found.extend(r);
+                for call in &mut m.tool_calls {
+                    let (args, r) = crate::redact::redact(&call.arguments);
+                    call.arguments = args;
+                    found.extend(r);
+                }
+                message_json(&m)
+            })
+            .collect();
+        if !found.is_empty() {
+            let mut kinds: Vec<&str> = found.iter().map(|r| r.kind).collect();
+            kinds.sort_unstable();
+            kinds.dedup();
+            tracing::warn!(
+                "{} secret-looking string(s) redacted before sending to {} ({})",
+                found.len(),
+                self.config.base_url,
+                kinds.join(", ")
+            );
+            self.redactions.lock().unwrap_or_else(|e| e.into_inner()).extend(found);
+        }
+        out
+    }
+
     /// The JSON body of a request.
     fn body(&self, request: &ChatRequest) -> Value {
-        let messages: Vec<Value> = request.messages.iter().map(message_json).collect();
+        let messages = self.outgoing(&request.messages);
         let p = &request.params;
         let mut body = json!({
             "model": self.config.model,

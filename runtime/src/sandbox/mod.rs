@@ -40,8 +40,9 @@ pub struct Limits {
     /// Memory for the whole tree (a memory cgroup), or address space per process where no
     /// cgroup can be made (`RLIMIT_AS`).
     pub memory: u64,
-    /// Processes and threads for the whole tree (a pids cgroup), or per user where no cgroup
-    /// can be made (`RLIMIT_NPROC`, which the kernel does not apply to root).
+    /// Processes and threads for the whole tree (a pids cgroup), or where no cgroup can be
+    /// made this many more than the user runs already (`RLIMIT_NPROC`, which counts all of the
+    /// user's processes and which the kernel does not apply to root).
     pub processes: u64,
     /// The largest file a command may write (`RLIMIT_FSIZE`).
     pub file_size: u64,

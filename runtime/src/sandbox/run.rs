@@ -225,7 +225,10 @@ pub fn run(
         plan.rlimits.push((libc::RLIMIT_AS as Resource, limits.memory, limits.memory));
     }
     if cgroup.pids.is_none() {
-        plan.rlimits.push((libc::RLIMIT_NPROC as Resource, limits.processes, limits.processes));
+        // RLIMIT_NPROC counts every process of the user, so the command gets its share on top
+        // of what the user runs already (else a busy desktop could not fork at all).
+        let nproc = user_processes() + limits.processes;
+        plan.rlimits.push((libc::RLIMIT_NPROC as Resource, nproc, nproc));
     }
     plan.drop_capabilities = caps.root;
     let abi = caps.landlock_abi.unwrap_or(0);
@@ -403,6 +406,20 @@ fn secret_files(policy: &Policy) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// How many processes (threads included, as the kernel counts them for `RLIMIT_NPROC`) the
+/// effective user runs now.
+fn user_processes() -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let uid = rustix::process::geteuid().as_raw();
+    let Ok(entries) = std::fs::read_dir("/proc") else { return 0 };
+    entries
+        .flatten()
+        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
+        .filter(|e| e.metadata().is_ok_and(|m| m.uid() == uid))
+        .map(|e| std::fs::read_dir(e.path().join("task")).map_or(1, |t| t.count() as u64))
+        .sum()
 }
 
 /// The program as a path, looked up on the command's own PATH (so sift's PATH and the

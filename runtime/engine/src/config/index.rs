@@ -1,13 +1,14 @@
-//! `[index]`: which files are indexed (`sift_indexer::IndexConfig`) and how an update runs
+//! `[index]`: which files are indexed (`sift_indexer::IndexConfig`: also the sandbox's walls —
+//! no link out of the repository, no secret file — with the user's opt-ins) and how an update runs
 //! (`sift_indexer::UpdateOptions`: the worker threads and the commit interval, which only the
 //! environment sets).
 
 use std::time::Duration;
 
-use sift_indexer::{IndexConfig, UpdateOptions};
+use sift_indexer::{IndexConfig, SecretPatterns, UpdateOptions};
 
 use super::spec::{Default, Key, Kind, Section, Value};
-use super::{Config, Invalid};
+use super::{Config, Invalid, Source};
 
 /// The `[index]` section's keys.
 pub const SECTION: Section = Section {
@@ -31,6 +32,22 @@ pub const SECTION: Section = Section {
             env: None,
             in_files: true,
             doc: "Follow symbolic links (loops are skipped either way). `--no-follow-symlinks` turns it off.",
+        },
+        Key {
+            name: "outside_links",
+            kind: Kind::List { item: "a relative path" },
+            default: Default::List(&[]),
+            env: None,
+            in_files: true,
+            doc: "Symbolic links (relative paths, or folders holding them) that may lead outside the repository; every other link whose target resolves outside is skipped and counted (sift status). Not read from the repository's file.",
+        },
+        Key {
+            name: "index_secrets",
+            kind: Kind::List { item: "a glob" },
+            default: Default::List(&[]),
+            env: None,
+            in_files: true,
+            doc: "Files indexed although they match [sandbox] secret_patterns (globs, as there); every other secret file is skipped and counted (sift status). Not read from the repository's file.",
         },
         Key {
             name: "threads",
@@ -58,9 +75,33 @@ impl Config {
     /// `[index]`: which files are indexed.
     pub fn index(&self) -> Result<IndexConfig, Invalid> {
         let s = self.section(&SECTION)?;
+        let bad = |key: &str, reason: String| Invalid {
+            origin: s.source(key),
+            section: SECTION.name,
+            key: Some(key.to_owned()),
+            reason,
+        };
+        // A repository cannot widen what its own index takes in (a link to ~/.aws, say).
+        for key in ["outside_links", "index_secrets"] {
+            if let source @ Source::Repo(_) = s.source(key) {
+                return Err(Invalid {
+                    origin: source,
+                    section: SECTION.name,
+                    key: Some(key.to_owned()),
+                    reason: "a repository cannot widen what its own index takes in: set it in your user file (~/.config/sift/config.toml) or the editor's settings".into(),
+                });
+            }
+        }
+        let secrets = SecretPatterns::new(&self.secret_patterns())
+            .map_err(|e| bad("index_secrets", format!("[sandbox] secret patterns: {e}")))?;
+        let secret_exceptions =
+            SecretPatterns::new(&s.list("index_secrets")).map_err(|e| bad("index_secrets", e))?;
         Ok(IndexConfig {
             max_file_size: s.count("max_file_size"),
             follow_symlinks: s.bool("follow_symlinks"),
+            secrets,
+            secret_exceptions,
+            outside_links: s.list("outside_links"),
         })
     }
 

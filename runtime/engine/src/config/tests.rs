@@ -175,7 +175,10 @@ fn flags_override_the_index_section_and_the_environment_sets_the_update_knobs() 
         .env("SIFT_COMMIT_INTERVAL_MS", " 15 ")
         .flag("index", "max_file_size", "--max-file-size", toml::Value::Integer(100));
     let config = f.load();
-    assert_eq!(config.index().unwrap(), IndexConfig { max_file_size: 100, follow_symlinks: false });
+    assert_eq!(
+        config.index().unwrap(),
+        IndexConfig { max_file_size: 100, follow_symlinks: false, ..IndexConfig::default() }
+    );
     assert_eq!(
         config.get("index", "max_file_size").unwrap().source,
         Source::Flag("--max-file-size")
@@ -269,7 +272,7 @@ fn bad_values_name_the_file_the_table_and_the_key() {
         ),
         (
             "[index]\nmax_file_sise = 3\n",
-            "[index] max_file_sise: unknown key (known: max_file_size, follow_symlinks)",
+            "[index] max_file_sise: unknown key (known: max_file_size, follow_symlinks, outside_links, index_secrets)",
         ),
         ("[index]\nthreads = 3\n", "[index] threads: set by SIFT_THREADS only"),
         (

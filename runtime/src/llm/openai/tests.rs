@@ -523,3 +523,47 @@ fn loopback_hosts_are_recognised() {
         assert!(!is_loopback(url), "{url}");
     }
 }
+
+#[test]
+fn messages_to_a_remote_endpoint_are_redacted_and_a_local_one_gets_them_whole() {
+    let text =
+        "the config says DB_PASSWORD=hunter2hunter2 and key sk-proj-abcdefghijklmnopqrstuvwx";
+    let remote = OpenAiModel::new(
+        OpenAiConfig {
+            base_url: "https://api.example.com/v1".into(),
+            model: "m".into(),
+            ..OpenAiConfig::default()
+        },
+        None,
+    )
+    .unwrap();
+    assert!(remote.redacts());
+    let mut request = ask(text);
+    request.messages.push(Message {
+        role: Role::Assistant,
+        content: String::new(),
+        tool_calls: vec![ToolCall {
+            id: "c1".into(),
+            name: "write".into(),
+            arguments: r#"{"text": "password = \"s3cretvalue\""}"#.into(),
+        }],
+        tool_call_id: None,
+    });
+    let body = remote.body(&request).to_string();
+    for secret in ["hunter2hunter2", "sk-proj-abc", "s3cretvalue"] {
+        assert!(!body.contains(secret), "{secret} sent: {body}");
+    }
+    assert!(body.contains("[REDACTED:password]") && body.contains("[REDACTED:api key]"), "{body}");
+    let seen: Vec<&str> = remote.redactions().iter().map(|r| r.kind).collect();
+    assert_eq!(seen, ["password", "api key", "password"]);
+    // The arguments are still JSON.
+    let v: serde_json::Value = serde_json::from_str(&body).unwrap();
+    let args = v["messages"][1]["tool_calls"][0]["function"]["arguments"].as_str().unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(args).is_ok(), "{args}");
+
+    let server = FakeServer::start(Vec::<Reply>::new()).unwrap();
+    let local = model(&server);
+    assert!(!local.redacts());
+    assert!(local.body(&ask(text)).to_string().contains("hunter2hunter2"));
+    assert!(local.redactions().is_empty());
+}
