@@ -183,13 +183,13 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         let mut printer = Printer::new(None);
         agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
     };
-    report(&args, &root, &about.name, &outcome, &options.budget)
+    report(&args, &policy, &about.name, &outcome, &options.budget)
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
 fn report(
     args: &AgentArgs,
-    root: &std::path::Path,
+    policy: &Policy,
     model: &str,
     outcome: &agent::Outcome,
     budget: &Budget,
@@ -235,7 +235,7 @@ fn report(
     }
     if !diff.is_empty() {
         if args.apply {
-            let written = outcome.changes.apply(root)?;
+            let written = outcome.changes.apply(policy)?;
             eprintln!("applied: wrote {}", written.join(", "));
         } else {
             eprintln!(
@@ -327,7 +327,7 @@ fn best_of(
     }
     if let Some(first) = attempts.first() {
         if args.apply && !first.diff.is_empty() {
-            let written = first.outcome.changes.apply(root)?;
+            let written = first.outcome.changes.apply(policy)?;
             eprintln!("applied attempt {}: wrote {}", first.index + 1, written.join(", "));
         } else if !args.apply {
             eprintln!(

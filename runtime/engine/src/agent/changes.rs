@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use sift_runtime::edit::{Edit, FileEdit};
+use sift_runtime::sandbox::Policy;
 
 /// One file's pending state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -60,6 +61,14 @@ pub enum ApplyError {
     Conflict {
         /// The file.
         path: String,
+    },
+    /// The sandbox's policy refuses the path now: nothing was written.
+    #[error("{path}: not written: {reason}; nothing was written")]
+    Refused {
+        /// The file.
+        path: String,
+        /// Why.
+        reason: String,
     },
     /// Writing failed (files before this one were written; the message says which).
     #[error("cannot write {path}: {source} (already written: {written:?})")]
@@ -155,13 +164,27 @@ impl Changes {
         out
     }
 
-    /// Writes the change under `root`: first checks that every file on disk is still what
-    /// the agent started from (else nothing is written), then writes each file atomically
-    /// (a temporary file renamed over it). Returns the paths written.
-    pub fn apply(&self, root: &Path) -> Result<Vec<String>, ApplyError> {
+    /// Writes the change into the policy's workspace: first checks every path again with the
+    /// policy (and refuses one that now resolves through a symbolic link) and that every file
+    /// on disk is still what the agent started from (else nothing is written), then writes each
+    /// file atomically (a temporary file renamed over it). Returns the paths written.
+    pub fn apply(&self, policy: &Policy) -> Result<Vec<String>, ApplyError> {
+        let root = policy.root();
         for (path, p) in &self.files {
             if p.original == p.current {
                 continue;
+            }
+            match policy.resolve_write(path) {
+                Ok(resolved) if resolved == root.join(path) => {}
+                Ok(_) => {
+                    return Err(ApplyError::Refused {
+                        path: path.clone(),
+                        reason: "it now resolves through a symbolic link".into(),
+                    });
+                }
+                Err(denied) => {
+                    return Err(ApplyError::Refused { path: path.clone(), reason: denied.reason });
+                }
             }
             let on_disk = match std::fs::read(root.join(path)) {
                 Ok(bytes) => Some(String::from_utf8(bytes).ok()),
@@ -264,6 +287,26 @@ fn whole_file_diff(path: &str, old: &str, new: &str, deleted: bool) -> String {
 mod tests {
     use super::*;
 
+    fn policy(root: &Path) -> Policy {
+        Policy::for_workspace(root, &sift_runtime::sandbox::SandboxSettings::default()).unwrap()
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_path_that_turned_into_a_link_out_is_not_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("sub")).unwrap();
+        let mut changes = Changes::new();
+        changes.set("sub/new.txt", None, Some("x\n".into()));
+        // After the agent's edit, `sub` is swapped for a link out of the workspace.
+        std::fs::remove_dir(dir.path().join("sub")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("sub")).unwrap();
+        let err = changes.apply(&policy(dir.path())).unwrap_err();
+        assert!(matches!(err, ApplyError::Refused { .. }), "{err}");
+        assert!(!outside.path().join("new.txt").exists());
+    }
+
     #[test]
     fn diff_edits_rebuild_the_new_text_hunk_by_hunk() {
         let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
@@ -290,7 +333,7 @@ mod tests {
         assert!(diff.contains("--- a/gone.txt\n+++ /dev/null\n"));
         assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\ntwo\n");
 
-        let written = changes.apply(dir.path()).unwrap();
+        let written = changes.apply(&policy(dir.path())).unwrap();
         assert_eq!(written, ["a.txt", "gone.txt", "new/b.txt"]);
         assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\n2\n");
         assert!(!dir.path().join("gone.txt").exists());
@@ -305,7 +348,7 @@ mod tests {
         let mut changes = Changes::new();
         changes.set("a.txt", Some("one\n".into()), Some("1\n".into()));
         changes.set("b.txt", Some("two\n".into()), Some("2\n".into()));
-        let err = changes.apply(dir.path()).unwrap_err();
+        let err = changes.apply(&policy(dir.path())).unwrap_err();
         assert!(matches!(&err, ApplyError::Conflict { path } if path == "b.txt"), "{err}");
         assert_eq!(std::fs::read_to_string(dir.path().join("a.txt")).unwrap(), "one\n");
     }

@@ -266,11 +266,16 @@ impl<'a> Session<'a> {
             return Ok(Some(text.clone()));
         }
         let abs = self.root.join(rel);
-        let meta = match std::fs::metadata(&abs) {
-            Ok(m) => m,
+        match std::fs::symlink_metadata(&abs) {
+            Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(ToolOutput::fail(format!("cannot read {rel}: {e}"))),
-        };
+        }
+        // Opened through the policy: a link swapped in since the path was checked leads
+        // nowhere outside the workspace.
+        let mut file = self.policy.open_read(rel).map_err(|d| ToolOutput::fail(d.to_string()))?;
+        let meta =
+            file.metadata().map_err(|e| ToolOutput::fail(format!("cannot read {rel}: {e}")))?;
         if meta.is_dir() {
             return Err(ToolOutput::fail(format!("{rel} is a folder: use list")));
         }
@@ -280,8 +285,9 @@ impl<'a> Session<'a> {
                 meta.len()
             )));
         }
-        let bytes =
-            std::fs::read(&abs).map_err(|e| ToolOutput::fail(format!("cannot read {rel}: {e}")))?;
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        std::io::Read::read_to_end(&mut file, &mut bytes)
+            .map_err(|e| ToolOutput::fail(format!("cannot read {rel}: {e}")))?;
         if bytes.iter().take(8192).any(|&b| b == 0) {
             return Err(ToolOutput::fail(format!("{rel} is a binary file")));
         }
