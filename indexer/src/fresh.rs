@@ -124,10 +124,13 @@ pub(crate) fn stamp_of(
     for (dir, _) in &walked.dirs {
         for name in IGNORE_FILES {
             let rel = if dir.is_empty() { (*name).to_string() } else { format!("{dir}/{name}") };
+            // One that is absent needs no entry: creating it changes the folder's time.
             if !manifest.files.contains_key(&rel) {
                 let abs = root.join(&rel);
                 let (size, time) = size_and_time(&abs);
-                others.push((abs, size, time));
+                if time != -1 {
+                    others.push((abs, size, time));
+                }
             }
         }
     }
@@ -174,28 +177,37 @@ impl CodeIndex {
 
     /// Whether the index is fresh, without walking the tree (see the module doc).
     pub fn quick_check(&self, config: &IndexConfig) -> Result<Freshness> {
-        let Some(stamp) = self.read_stamp() else { return Ok(Freshness::Walk("no tree stamp")) };
+        Ok(self.check_counting(config)?.0)
+    }
+
+    /// [`CodeIndex::quick_check`], with the manifest's count of records and of indexed files
+    /// when it got as far as reading the manifest.
+    fn check_counting(&self, config: &IndexConfig) -> Result<(Freshness, u64, u64)> {
+        let walk = |why| Ok((Freshness::Walk(why), 0, 0));
+        let Some(stamp) = self.read_stamp() else { return walk("no tree stamp") };
         if self.manifest_name()?.as_deref() != Some(stamp.manifest.as_str()) {
-            return Ok(Freshness::Walk("the tree stamp is of another commit"));
+            return walk("the tree stamp is of another commit");
         }
         if stamp.rules != rules_of(config) {
-            return Ok(Freshness::Walk("other walking rules"));
+            return walk("other walking rules");
         }
         let root = &self.layout.root;
         let follow = config.follow_symlinks;
         for (dir, time) in &stamp.dirs {
             let now = stat(&root.join(dir), true).map(|m| mtime_of(&m));
             if now != Some(*time) {
-                return Ok(Freshness::Walk("a directory changed"));
+                return walk("a directory changed");
             }
         }
         for (path, size, time) in &stamp.others {
             if size_and_time(path) != (*size, *time) {
-                return Ok(Freshness::Walk("an ignore file or a file over the size limit changed"));
+                return walk("an ignore file or a file over the size limit changed");
             }
         }
         let manifest = self.manifest()?;
         let records: Vec<(&String, &crate::manifest::FileRecord)> = manifest.files.iter().collect();
+        let total = records.len() as u64;
+        let indexed = records.iter().filter(|(_, r)| r.skip.is_none()).count() as u64;
         let threads = std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(1, 4);
         let per = records.len().div_ceil(threads).max(1);
         let mut changed: Vec<PathBuf> = std::thread::scope(|s| {
@@ -223,15 +235,15 @@ impl CodeIndex {
             handles.into_iter().flat_map(|h| h.join().unwrap_or_default()).collect()
         });
         if changed.is_empty() {
-            return Ok(Freshness::Fresh);
+            return Ok((Freshness::Fresh, total, indexed));
         }
         if changed.iter().any(|p| {
             p.file_name().and_then(|n| n.to_str()).is_some_and(|n| IGNORE_FILES.contains(&n))
         }) {
-            return Ok(Freshness::Walk("an ignore file changed"));
+            return walk("an ignore file changed");
         }
         changed.sort();
-        Ok(Freshness::Changed(changed))
+        Ok((Freshness::Changed(changed), total, indexed))
     }
 
     /// Brings the index up to date like [`CodeIndex::update`], but without walking the tree
@@ -239,19 +251,15 @@ impl CodeIndex {
     /// files whose size or time changed are re-read. What `sift search` runs before answering.
     pub fn refresh(&self, opts: &UpdateOptions, progress: &dyn Progress) -> Result<UpdateReport> {
         let started = std::time::Instant::now();
-        match self.quick_check(&opts.config)? {
-            Freshness::Fresh => {
-                let manifest = self.manifest()?;
-                Ok(UpdateReport {
-                    unchanged: manifest.files.len() as u64,
-                    files_total: manifest.files.values().filter(|r| r.skip.is_none()).count()
-                        as u64,
-                    chunks_total: self.num_chunks(),
-                    elapsed_ms: started.elapsed().as_millis() as u64,
-                    ..UpdateReport::default()
-                })
-            }
-            Freshness::Changed(paths) => {
+        match self.check_counting(&opts.config)? {
+            (Freshness::Fresh, total, indexed) => Ok(UpdateReport {
+                unchanged: total,
+                files_total: indexed,
+                chunks_total: self.num_chunks(),
+                elapsed_ms: started.elapsed().as_millis() as u64,
+                ..UpdateReport::default()
+            }),
+            (Freshness::Changed(paths), ..) => {
                 let stamp = self.read_stamp();
                 let report = self.update_paths(&paths, opts, progress)?;
                 // No directory changed, so the stamp still describes the tree: it now goes
@@ -263,7 +271,7 @@ impl CodeIndex {
                 }
                 Ok(report)
             }
-            Freshness::Walk(why) => {
+            (Freshness::Walk(why), ..) => {
                 tracing::debug!("walking the tree: {why}");
                 self.update(opts, progress)
             }
