@@ -46,7 +46,7 @@ pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, STORE_ENTRIES, Wa
 pub use lang::Language;
 pub use overlay::Overlay;
 pub use search::{Hit, SearchOptions};
-pub use semantic::{EmbedReport, Fusion};
+pub use semantic::{EmbedReport, Fusion, MODEL_LEXICAL_WEIGHTS};
 pub use sources::Sources;
 pub use store::{Entry, Registry, Store};
 pub use update::{NoProgress, Progress, Skipped, UpdateOptions, UpdateReport};

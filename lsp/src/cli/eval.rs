@@ -52,7 +52,8 @@ pub struct EvalArgs {
     /// Fusion: how deep each ranking is read.
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
-    /// Fusion: a convex combination of scaled scores with this lexical weight, instead of RRF.
+    /// Fusion: a convex combination of scaled scores with this lexical weight, instead of RRF
+    /// (and instead of the weight measured for the model).
     #[arg(long, value_name = "A")]
     alpha: Option<f32>,
     /// Fusion: reciprocal-rank fusion even when the default is a convex combination.
@@ -187,6 +188,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         alpha: if args.rrf { None } else { args.alpha.or(defaults.alpha) },
         identifier_routing: !args.no_routing && defaults.identifier_routing,
         floor_quantile: args.floor_quantile.unwrap_or(defaults.floor_quantile),
+        // An explicit --alpha is what is measured, not the model's weight.
+        per_model: args.alpha.is_none() && defaults.per_model,
     };
     let mut dump = match &args.dump {
         Some(path) => Some(std::io::BufWriter::new(
@@ -275,7 +278,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         }
     } else {
         if let Some(id) = &model_id {
-            let how = match fusion.alpha {
+            let how = match fusion.for_model(id).alpha {
                 Some(a) => format!("scores, alpha={a} floor_quantile={}", fusion.floor_quantile),
                 None => format!(
                     "rrf, k={} lexical={} semantic={}",
