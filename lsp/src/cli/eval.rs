@@ -360,3 +360,27 @@ fn distinct_files(hits: &[Hit]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     hits.iter().filter(|h| seen.insert(h.path.as_str())).map(|h| h.path.clone()).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench/eval/build_sets.py` writes each record's split with the same rule `sift eval`
+    /// applies to records without one: the two must agree, or a set rebuilt without splits
+    /// would move records between tuning and held-out.
+    #[test]
+    fn the_split_rule_matches_the_generator() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/eval");
+        let mut checked = 0;
+        for set in ["django-docs", "django-issues", "tantivy-identifiers"] {
+            let text = std::fs::read_to_string(root.join(format!("{set}.jsonl"))).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let id = v["id"].as_str().unwrap();
+                assert_eq!(split_of(set, id), v["split"].as_str().unwrap(), "{set}/{id}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 1000, "{checked}");
+    }
+}
