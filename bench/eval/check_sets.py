@@ -22,9 +22,18 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=os.path.join(HERE, "..", "work", "django"))
+    crates = sorted(glob.glob(os.path.expanduser("~/.cargo/registry/src/*/tantivy-0.27.0")))
+    ap.add_argument("--tantivy-corpus", default=crates[0] if crates else None,
+                    help="tantivy 0.27.0's source, for the tantivy-* sets")
     args = ap.parse_args()
     bad = 0
     for path in sorted(glob.glob(os.path.join(HERE, "*.jsonl"))):
+        corpus = args.corpus
+        if os.path.basename(path).startswith("tantivy-"):
+            corpus = args.tantivy_corpus
+            if not corpus:
+                print(f"{os.path.basename(path)}: skipped (no tantivy-0.27.0 source; --tantivy-corpus)")
+                continue
         n = 0
         ids = set()
         for lineno, line in enumerate(open(path), 1):
@@ -35,18 +44,20 @@ def main():
             where = f"{os.path.basename(path)}:{lineno}"
             if not r.get("q") or not r.get("gold"):
                 print(f"{where}: missing q or gold"); bad += 1
+            if r.get("split") not in (None, "tuning", "held-out"):
+                print(f"{where}: bad split {r.get('split')!r}"); bad += 1
             if r.get("id") in ids:
                 print(f"{where}: duplicate id {r.get('id')}"); bad += 1
             ids.add(r.get("id"))
             for g in r["gold"]:
-                if not os.path.isfile(os.path.join(args.corpus, g)):
+                if not os.path.isfile(os.path.join(corpus, g)):
                     print(f"{where}: gold file missing from corpus: {g}"); bad += 1
             for ev in r.get("evidence", []):
                 f, _, needle = ev.partition("::")
                 if f not in r["gold"]:
                     print(f"{where}: evidence file not in gold: {f}"); bad += 1
                     continue
-                p = os.path.join(args.corpus, f)
+                p = os.path.join(corpus, f)
                 if not os.path.isfile(p) or needle not in open(p, encoding="utf-8", errors="replace").read():
                     print(f"{where}: evidence not found: {ev}"); bad += 1
             if r.get("identifiers") is False:

@@ -266,6 +266,19 @@ impl CodeIndex {
         }
     }
 
+    /// The file name of the manifest the commit in force names (`None`: no commit yet).
+    pub fn manifest_name(&self) -> Result<Option<String>> {
+        let meta =
+            self.index.load_metas().map_err(|e| Error::tantivy(&self.layout.index_dir, e))?;
+        let Some(payload) = meta.payload else { return Ok(None) };
+        let payload: CommitPayload =
+            serde_json::from_str(&payload).map_err(|e| Error::Corrupt {
+                path: self.layout.index_dir.clone(),
+                reason: format!("unreadable commit payload: {e}"),
+            })?;
+        Ok(Some(payload.manifest))
+    }
+
     /// Takes the single writer lock. Fails with [`Error::Locked`] when another process holds it.
     /// `small`: an update of a few files, for which one thread and tantivy's minimum heap
     /// start faster than a full-size writer.

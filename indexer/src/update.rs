@@ -317,6 +317,20 @@ impl CodeIndex {
         }
         // Also when nothing changed here: another process may have committed since we looked.
         self.reload()?;
+        if let Scope::Tree = scope {
+            // What this walk saw, for the next search's quick check (crate::fresh).
+            let stamp = crate::fresh::stamp_of(
+                &self.layout.root,
+                &walked,
+                &self.manifest()?,
+                &opts.config,
+                scan_start_ns,
+            );
+            match stamp {
+                Some(stamp) => self.write_stamp(stamp),
+                None => self.remove_stamp(),
+            }
+        }
         report.files_total = files_total;
         report.chunks_total = self.num_chunks();
         report.elapsed_ms = started.elapsed().as_millis() as u64;

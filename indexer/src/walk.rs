@@ -49,6 +49,9 @@ pub struct WalkOutcome {
     pub outside_links: Vec<String>,
     /// Files skipped because they match the secret patterns.
     pub secrets: Vec<String>,
+    /// The directories walked (the root is `""`) with their modification times (ns since the
+    /// epoch), taken before their listing was read: what [`crate::fresh`] compares later.
+    pub dirs: Vec<(String, i64)>,
 }
 
 /// Walks `root` with `config`'s rules.
@@ -184,6 +187,12 @@ fn collect(builder: ignore::WalkBuilder, root: &Path, config: &IndexConfig) -> W
                     return Continue;
                 }
             };
+            if entry.file_type().is_some_and(|t| t.is_dir()) {
+                let mtime_ns = entry.metadata().map_or(0, |m| mtime_of(&m));
+                let rel = relative(root, entry.path());
+                outcome.lock().unwrap_or_else(|e| e.into_inner()).dirs.push((rel, mtime_ns));
+                return Continue;
+            }
             if !entry.file_type().is_some_and(|t| t.is_file()) {
                 return Continue;
             }
@@ -206,11 +215,7 @@ fn collect(builder: ignore::WalkBuilder, root: &Path, config: &IndexConfig) -> W
                     return Continue;
                 }
             };
-            let mtime_ns = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64);
+            let mtime_ns = mtime_of(&meta);
             let found = FoundFile { rel, abs: entry.into_path(), size: meta.len(), mtime_ns };
             let mut out = outcome.lock().unwrap_or_else(|e| e.into_inner());
             if found.size > max {
@@ -229,7 +234,17 @@ fn collect(builder: ignore::WalkBuilder, root: &Path, config: &IndexConfig) -> W
     outcome.symlink_loops.sort();
     outcome.unreadable.sort();
     outcome.secrets.sort();
+    outcome.dirs.sort();
+    outcome.dirs.dedup_by(|a, b| a.0 == b.0);
     outcome
+}
+
+/// A file's modification time in nanoseconds since the epoch (0 when unknown).
+pub(crate) fn mtime_of(meta: &std::fs::Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| d.as_nanos().min(i64::MAX as u128) as i64)
 }
 
 /// `path` relative to `root`, `/`-separated.

@@ -2,7 +2,11 @@
 //! side by side, at file level.
 //!
 //! Each line of a queries file is `{"q": "...", "gold": ["path", ...]}` (paths relative to the
-//! repository). A query's results are reduced to distinct files in rank order; recall@k is the
+//! repository), optionally with `"id"` and `"split"` (`"tuning"` or `"held-out"`). A record
+//! without a split is put in one by its id (or, without an id, its question): held-out when
+//! the 64-bit FNV-1a hash of `<set>/<id>` is odd ([`split_of`]; `bench/eval/build_sets.py`
+//! uses the same rule). Scores are printed per set and split: tune on `tuning`, report
+//! `held-out`. A query's results are reduced to distinct files in rank order; recall@k is the
 //! share of its gold files among the first k files, MRR the mean of 1/rank of the first gold
 //! file (0 when none is in the first 10). Every query runs through the engine's one search
 //! ([`sift_engine::search`]), the path `sift search` and the language server take.
@@ -48,7 +52,8 @@ pub struct EvalArgs {
     /// Fusion: how deep each ranking is read.
     #[arg(long, value_name = "N")]
     depth: Option<usize>,
-    /// Fusion: a convex combination of scaled scores with this lexical weight, instead of RRF.
+    /// Fusion: a convex combination of scaled scores with this lexical weight, instead of RRF
+    /// (and instead of the weight measured for the model).
     #[arg(long, value_name = "A")]
     alpha: Option<f32>,
     /// Fusion: reciprocal-rank fusion even when the default is a convex combination.
@@ -67,18 +72,40 @@ pub struct EvalArgs {
     /// rank of the first gold file), to see what fusion loses.
     #[arg(long)]
     regressions: bool,
+    /// Only this split (`tuning` or `held-out`).
+    #[arg(long, value_name = "SPLIT")]
+    split: Option<String>,
+    /// Write each query's lexical and semantic rankings (100 deep, with scores) to this JSONL
+    /// file, to study fusions offline.
+    #[arg(long, value_name = "FILE")]
+    dump: Option<PathBuf>,
 }
 
 #[derive(Deserialize)]
 struct Question {
     q: String,
     gold: Vec<String>,
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    split: Option<String>,
+}
+
+/// The split of a record without one: `held-out` when the FNV-1a hash of `<set>/<id>` is odd.
+fn split_of(set: &str, id: &str) -> &'static str {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in set.bytes().chain(std::iter::once(b'/')).chain(id.bytes()) {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    if h % 2 == 1 { "held-out" } else { "tuning" }
 }
 
 /// One set's scores in one mode.
 #[derive(Debug, Serialize)]
 struct Scores {
     set: String,
+    split: String,
     mode: &'static str,
     queries: usize,
     recall_at_1: f64,
@@ -97,21 +124,41 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     for file in &args.files {
         let text = std::fs::read_to_string(file)
             .with_context(|| format!("cannot read {}", file.display()))?;
+        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
         let mut queries = Vec::new();
         for (i, line) in text.lines().enumerate() {
             if line.trim().is_empty() {
                 continue;
             }
-            let q: Question = serde_json::from_str(line).with_context(|| {
+            let mut q: Question = serde_json::from_str(line).with_context(|| {
                 format!("{}:{}: not a {{\"q\", \"gold\"}} line", file.display(), i + 1)
             })?;
             if q.gold.is_empty() {
                 anyhow::bail!("{}:{}: \"gold\" is empty", file.display(), i + 1);
             }
+            let split = match q.split.take() {
+                Some(s) if s == "tuning" || s == "held-out" => s,
+                Some(s) => anyhow::bail!(
+                    "{}:{}: split {s:?} is neither \"tuning\" nor \"held-out\"",
+                    file.display(),
+                    i + 1
+                ),
+                None => split_of(&name, q.id.as_deref().unwrap_or(&q.q)).to_string(),
+            };
+            if args.split.as_ref().is_some_and(|want| *want != split) {
+                continue;
+            }
+            q.split = Some(split);
             queries.push(q);
         }
-        let name = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        sets.push((name, queries));
+        for split in ["tuning", "held-out"] {
+            let (part, rest): (Vec<Question>, Vec<Question>) =
+                queries.into_iter().partition(|q| q.split.as_deref() == Some(split));
+            queries = rest;
+            if !part.is_empty() {
+                sets.push((name.clone(), split, part));
+            }
+        }
     }
     let index = super::search::open_index(&root, &args.walk, args.no_refresh)?;
     let config = super::semantic::embed_config(&root)?;
@@ -141,9 +188,23 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         alpha: if args.rrf { None } else { args.alpha.or(defaults.alpha) },
         identifier_routing: !args.no_routing && defaults.identifier_routing,
         floor_quantile: args.floor_quantile.unwrap_or(defaults.floor_quantile),
+        // An explicit --alpha is what is measured, not the model's weight.
+        per_model: args.alpha.is_none() && defaults.per_model,
+    };
+    let mut dump = match &args.dump {
+        Some(path) => Some(std::io::BufWriter::new(
+            std::fs::File::create(path)
+                .with_context(|| format!("cannot write {}", path.display()))?,
+        )),
+        None => None,
     };
     let mut all = Vec::new();
-    for (name, queries) in &sets {
+    for (name, split, queries) in &sets {
+        if let (Some(out), true) = (dump.as_mut(), model_id.is_some()) {
+            for q in queries {
+                write_dump(out, &workspace, name, split, q)?;
+            }
+        }
         let modes: &[Mode] = if model_id.is_some() {
             &[Mode::Lexical, Mode::Semantic, Mode::Hybrid]
         } else {
@@ -200,6 +261,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             let n = queries.len().max(1) as f64;
             all.push(Scores {
                 set: name.clone(),
+                split: split.to_string(),
                 mode: mode.as_str(),
                 queries: queries.len(),
                 recall_at_1: sums[0] / n,
@@ -216,7 +278,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         }
     } else {
         if let Some(id) = &model_id {
-            let how = match fusion.alpha {
+            let how = match fusion.for_model(id).alpha {
                 Some(a) => format!("scores, alpha={a} floor_quantile={}", fusion.floor_quantile),
                 None => format!(
                     "rrf, k={} lexical={} semantic={}",
@@ -229,13 +291,14 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             );
         }
         println!(
-            "{:<36} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "set", "mode", "n", "R@1", "R@5", "R@10", "MRR", "ms/q"
+            "{:<34} {:<8} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "set", "split", "mode", "n", "R@1", "R@5", "R@10", "MRR", "ms/q"
         );
         for s in &all {
             println!(
-                "{:<36} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+                "{:<34} {:<8} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
                 s.set,
+                s.split,
                 s.mode,
                 s.queries,
                 s.recall_at_1,
@@ -249,8 +312,75 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// One query's lexical and semantic rankings for `--dump`: each hit's path, first line, score
+/// and symbol, and for the lexical hits their similarity where the semantic ranking (1,000
+/// deep) has them.
+fn write_dump(
+    out: &mut impl std::io::Write,
+    workspace: &Workspace,
+    set: &str,
+    split: &str,
+    q: &Question,
+) -> Result<()> {
+    let run = |mode: Mode, k: usize| -> Result<Vec<Hit>> {
+        let query = Query { mode: Some(mode), ..Query::new(&q.q, k) };
+        match sift_engine::search(&[workspace], &query) {
+            Ok(found) => Ok(found.hits.into_iter().map(|f| f.hit).collect()),
+            Err(sift_engine::Error::Index(Error::EmptyQuery(_))) => Ok(Vec::new()),
+            Err(e) => Err(e.into()),
+        }
+    };
+    let lexical = run(Mode::Lexical, 100)?;
+    let semantic = run(Mode::Semantic, 1000)?;
+    let sim: std::collections::HashMap<(&str, u64), f32> =
+        semantic.iter().map(|h| ((h.path.as_str(), h.start_line), h.score)).collect();
+    let row = |h: &Hit| {
+        serde_json::json!([
+            h.path,
+            h.start_line,
+            h.score,
+            h.symbol,
+            h.container,
+            sim.get(&(h.path.as_str(), h.start_line))
+        ])
+    };
+    let record = serde_json::json!({
+        "set": set, "split": split, "q": q.q, "gold": q.gold,
+        "identifiers": sift_indexer::semantic::query_identifiers(&q.q),
+        "lexical": lexical.iter().map(row).collect::<Vec<_>>(),
+        "semantic": semantic.iter().take(100).map(row).collect::<Vec<_>>(),
+        "semantic_scores": semantic.iter().map(|h| h.score).collect::<Vec<_>>(),
+    });
+    writeln!(out, "{record}")?;
+    Ok(())
+}
+
 /// The distinct files of a ranking, in order of first appearance.
 fn distinct_files(hits: &[Hit]) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     hits.iter().filter(|h| seen.insert(h.path.as_str())).map(|h| h.path.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `bench/eval/build_sets.py` writes each record's split with the same rule `sift eval`
+    /// applies to records without one: the two must agree, or a set rebuilt without splits
+    /// would move records between tuning and held-out.
+    #[test]
+    fn the_split_rule_matches_the_generator() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../bench/eval");
+        let mut checked = 0;
+        for set in ["django-docs", "django-issues", "tantivy-identifiers"] {
+            let text = std::fs::read_to_string(root.join(format!("{set}.jsonl"))).unwrap();
+            for line in text.lines().filter(|l| !l.trim().is_empty()) {
+                let v: serde_json::Value = serde_json::from_str(line).unwrap();
+                let id = v["id"].as_str().unwrap();
+                assert_eq!(split_of(set, id), v["split"].as_str().unwrap(), "{set}/{id}");
+                checked += 1;
+            }
+        }
+        assert!(checked >= 1000, "{checked}");
+    }
 }

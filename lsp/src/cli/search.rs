@@ -100,7 +100,8 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     let (index, notice) = CodeIndex::open_or_create(&store)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
-    let result = index.update(&opts, &progress);
+    // Without walking the tree when no directory changed (sift_indexer::fresh).
+    let result = index.refresh(&opts, &progress);
     progress.finish();
     match result {
         Ok(report) => {

@@ -134,10 +134,14 @@ pub fn vectors(
     config: &EmbedConfig,
     refresh: bool,
 ) -> Result<VectorIndex> {
-    if refresh {
+    let mut vectors = vector_index(index, model)?;
+    let (with, total) = vectors.coverage();
+    // Every chunk has its vector (the usual case): no embedding pass, whose writer lock and
+    // second read of the vector file cost a hybrid search more than the search itself.
+    if refresh && with < total {
         embed_missing(index, model, config, false)?;
+        vectors = vector_index(index, model)?;
     }
-    let vectors = vector_index(index, model)?;
     note_coverage(&vectors);
     Ok(vectors)
 }

@@ -172,7 +172,11 @@ fn search_one(
     let sources = Sources::new(&ws.index, Some(&overlay));
     let hits = match wanted {
         Mode::Semantic => sources.semantic(&vectors, query.text, &query_vec, opts)?,
-        _ => sources.hybrid(&vectors, query.text, &query_vec, opts, &query.fusion)?,
+        // The lexical weight measured for this model (sift_indexer::MODEL_LEXICAL_WEIGHTS).
+        _ => {
+            let fusion = query.fusion.for_model(model.embedder.id());
+            sources.hybrid(&vectors, query.text, &query_vec, opts, &fusion)?
+        }
     };
     Ok(Some((hits, wanted)))
 }

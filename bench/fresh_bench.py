@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`sift search` latency with its freshness check, against ripgrep, side by side.
+
+  python3 bench/fresh_bench.py --sift target/release/sift --corpus bench/work/django [--runs 10]
+
+Copies nothing: the corpus gets a `.sift/` (indexed once, lexical + the default embeddings).
+For each query, interleaved (rg, then each sift variant, `--runs` times after one warm-up):
+  rg              rg -i -l -F over the same files (as bench/index_bench.py runs it)
+  no-refresh      sift search --no-refresh (no freshness check at all: the floor)
+  quick check     sift search (the default: the tree stamp, no walk; see indexer/src/fresh.rs)
+  full walk       sift search with the tree stamp removed before each run (what every search
+                  did before: walk the whole tree)
+each in `--mode lexical` and in the default mode (hybrid). Prints p50 per variant and rg's p50
+divided by it. Then checks correctness: a file changed in place (a new identifier appended)
+is found by the next `sift search`. Nothing here is asserted by the test suite.
+"""
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+QUERIES = ["QuerySet", "get_object_or_404", "csrf token", "middleware", "clickjacking",
+           "select_related", "ValidationError", "migration autodetector", "cache key",
+           "password hasher"]
+RG_BASE = ["rg", "-i", "-l", "-F", "--hidden", "--no-messages", "--max-filesize", "1M",
+           "-g", "!.sift/"]
+STAMP = ".sift/index/tree-stamp.json"
+
+
+def timed(cmd, before=None):
+    if before:
+        before()
+    t = time.perf_counter()
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    dt = time.perf_counter() - t
+    if p.returncode not in (0, 1):
+        sys.exit(f"failed ({p.returncode}): {' '.join(cmd)}\n{p.stderr}")
+    return dt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sift", required=True)
+    ap.add_argument("--corpus", required=True)
+    ap.add_argument("--runs", type=int, default=10)
+    a = ap.parse_args()
+    root = Path(a.corpus).resolve()
+    sift = str(Path(a.sift).resolve())
+    subprocess.run([sift, "index", "-q", "--path", str(root)], check=True,
+                   stdout=subprocess.DEVNULL)
+    # A second run after the racy window writes the tree stamp for sure.
+    time.sleep(2.1)
+    subprocess.run([sift, "index", "-q", "--path", str(root)], check=True,
+                   stdout=subprocess.DEVNULL)
+    stamp = root / STAMP
+    have_stamp = stamp.exists()
+
+    def drop_stamp():
+        stamp.unlink(missing_ok=True)
+
+    def restamp():
+        if not stamp.exists():
+            subprocess.run([sift, "index", "-q", "--path", str(root)], check=True,
+                           stdout=subprocess.DEVNULL)
+
+    results = {}
+    for mode in ("lexical", "hybrid"):
+        m = ["--mode", mode] if mode == "lexical" else []
+        variants = {
+            "rg": (lambda q: RG_BASE + [a for w in q.split() for a in ("-e", w)] + [str(root)], None),
+            "no-refresh": (lambda q: [sift, "search", "--path", str(root), "--no-refresh", *m, q], None),
+            "quick check": (lambda q: [sift, "search", "--path", str(root), *m, q], restamp),
+            "full walk": (lambda q: [sift, "search", "--path", str(root), *m, q], drop_stamp),
+        }
+        samples = {v: [] for v in variants}
+        for q in QUERIES:
+            for i in range(a.runs + 1):
+                for v, (cmd, before) in variants.items():
+                    dt = timed(cmd(q), before)
+                    if i:
+                        samples[v].append(dt)
+        restamp()
+        results[mode] = {v: statistics.median(s) for v, s in samples.items()}
+    print(f"corpus {root} ({len(QUERIES)} queries x {a.runs} runs, interleaved; p50 of whole "
+          f"processes; tree stamp written by sift index: {have_stamp})")
+    print(f"{'':14} {'lexical p50':>12} {'rg/sift':>8} {'hybrid p50':>12} {'rg/sift':>8}")
+    rg = {m: results[m]["rg"] for m in results}
+    for v in ("rg", "no-refresh", "quick check", "full walk"):
+        cells = []
+        for mode in ("lexical", "hybrid"):
+            t = results[mode][v]
+            cells.append(f"{t * 1000:>9.1f} ms {rg[mode] / t:>7.1f}x")
+        print(f"{v:14} {'  '.join(cells)}")
+
+    # Correctness: an in-place edit (the folder's time does not change) is seen.
+    target = root / "django/utils/text.py"
+    original = target.read_bytes()
+    try:
+        with open(target, "ab") as f:
+            f.write(b"\ndef zqxj_fresh_bench_marker():\n    pass\n")
+        out = subprocess.run([sift, "search", "--path", str(root), "--mode", "lexical", "--json",
+                              "zqxj_fresh_bench_marker"], capture_output=True, text=True).stdout
+        seen = "django/utils/text.py" in out
+        print(f"in-place edit seen by the next search: {'yes' if seen else 'NO'}")
+    finally:
+        target.write_bytes(original)
+        subprocess.run([sift, "index", "-q", "--path", str(root)], stdout=subprocess.DEVNULL)
+    return 0 if seen else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Search quality on every eval set, per split, for both embedding models, in one run.
+#
+#   bash bench/quality-bench.sh            (SIFT_BIN=path to skip the release build;
+#                                           MODELS="static" to skip the transformer)
+#
+# Corpora: Django 5.1.4 (the wheel from PyPI, bench/work/django, copied to
+# bench/work/quality-django) and tantivy 0.27.0 (the crate from crates.io as cargo unpacks it,
+# ~/.cargo/registry/src/*/tantivy-0.27.0, which `cargo fetch` in this workspace brings; copied
+# to bench/work/quality-tantivy). Each is indexed and embedded with the static default and with
+# all-MiniLM-L6-v2 (the transformer pass over Django takes 4 minutes on two quiet cores, 20 on
+# busy ones; the vectors are cached, so a rerun embeds nothing), then `sift eval` prints
+# lexical, semantic and hybrid side by side per set and split. Tune on `tuning`; report
+# `held-out`. Results: bench/work/quality-<model>-<corpus>.txt. Needs `sift model install`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+"$SIFT_BIN" model install >&2
+prepare_django
+
+crate="$(ls -d "$HOME"/.cargo/registry/src/*/tantivy-0.27.0 2>/dev/null | head -1 || true)"
+if [[ -z "$crate" ]]; then
+    (cd "$ROOT" && cargo fetch >&2)
+    crate="$(ls -d "$HOME"/.cargo/registry/src/*/tantivy-0.27.0 | head -1)"
+fi
+for c in django tantivy; do
+    dest="$WORK/quality-$c"
+    if [[ ! -d "$dest" ]]; then
+        src="$WORK/django"; [[ $c == tantivy ]] && src="$crate"
+        cp -r "$src" "$dest.tmp" && mv "$dest.tmp" "$dest"
+    fi
+done
+
+EVAL="$BENCH_DIR/eval"
+DJANGO_SETS=("$EVAL"/django-*.jsonl)
+TANTIVY_SETS=("$EVAL"/tantivy-*.jsonl)
+for model in ${MODELS:-static transformer}; do
+    id=all-minilm-l6-v2-static; [[ $model == transformer ]] && id=all-minilm-l6-v2
+    for c in django tantivy; do
+        root="$WORK/quality-$c"
+        log "$model on $c: indexing and embedding"
+        SIFT_EMBED_MODEL=$id "$SIFT_BIN" index -q "$root" >&2
+        sets=("${DJANGO_SETS[@]}"); [[ $c == tantivy ]] && sets=("${TANTIVY_SETS[@]}")
+        SIFT_EMBED_MODEL=$id "$SIFT_BIN" eval --path "$root" --no-refresh "${sets[@]}" \
+            | tee "$WORK/quality-$model-$c.txt"
+    done
+done
