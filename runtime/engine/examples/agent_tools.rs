@@ -4,6 +4,7 @@
 //! with `sift index`). `bench/agent-tools-bench.sh` runs it on Django beside `sift search`.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::PathBuf;
 use std::time::Instant;
 
@@ -82,10 +83,12 @@ fn main() {
         }
         table.push((tool, times));
     }
-    println!("tool     calls   p50 ms   p95 ms");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "tool     calls   p50 ms   p95 ms");
     for (tool, times) in table {
         let n = times.len();
-        println!(
+        let _ = writeln!(
+            out,
             "{tool:<8} {n:>5} {:>8.2} {:>8.2}",
             percentile(times.clone(), 0.5),
             percentile(times, 0.95)
