@@ -179,9 +179,9 @@ fn eval_scores_rankings_at_file_level() {
     std::fs::write(
         &queries,
         concat!(
-            "{\"q\": \"check password\", \"gold\": [\"auth/login.py\"]}\n",
-            "{\"q\": \"backoff delay\", \"gold\": [\"net/retry.py\"]}\n",
-            "{\"q\": \"zzzz qqqq\", \"gold\": [\"render/color.rs\", \"store/cache.go\"]}\n",
+            "{\"q\": \"check password\", \"gold\": [\"auth/login.py\"], \"split\": \"tuning\"}\n",
+            "{\"q\": \"backoff delay\", \"gold\": [\"net/retry.py\"], \"split\": \"tuning\"}\n",
+            "{\"q\": \"zzzz qqqq\", \"gold\": [\"render/color.rs\", \"store/cache.go\"], \"split\": \"tuning\"}\n",
         ),
     )
     .unwrap();
@@ -190,6 +190,8 @@ fn eval_scores_rankings_at_file_level() {
     let rows = json_lines(&out);
     let modes: Vec<&str> = rows.iter().map(|r| r["mode"].as_str().unwrap()).collect();
     assert_eq!(modes, ["lexical", "semantic", "hybrid"]);
+    // One split only: every record says which.
+    assert!(rows.iter().all(|r| r["split"] == "tuning"), "{rows:?}");
     let lexical = &rows[0];
     // Two of three questions answered first; the third matches nothing lexically.
     assert!((lexical["recall_at_1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9, "{lexical}");

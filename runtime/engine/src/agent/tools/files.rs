@@ -30,16 +30,19 @@ fn cut_line(line: &str) -> String {
     format!("{cut} […]")
 }
 
+/// The file the `path` argument names, readable and existing: its relative path and text.
+fn existing(s: &Session<'_>, args: &Value) -> Result<(String, String), ToolOutput> {
+    let rel = s.readable(str_arg(args, "path").unwrap_or_default())?;
+    match s.text(&rel)? {
+        Some(text) => Ok((rel, text)),
+        None => Err(ToolOutput::fail(not_found(s, &rel))),
+    }
+}
+
 /// `read {path, start_line?, end_line?}`.
 pub fn read(s: &Session<'_>, args: &Value) -> ToolOutput {
-    let given = str_arg(args, "path").unwrap_or_default();
-    let rel = match s.readable(given) {
-        Ok(rel) => rel,
-        Err(e) => return e,
-    };
-    let text = match s.text(&rel) {
-        Ok(Some(text)) => text,
-        Ok(None) => return ToolOutput::fail(not_found(s, &rel)),
+    let (rel, text) = match existing(s, args) {
+        Ok(found) => found,
         Err(e) => return e,
     };
     let lines: Vec<&str> = text.lines().collect();
@@ -88,14 +91,8 @@ fn not_found(s: &Session<'_>, rel: &str) -> String {
 
 /// `outline {path}`: the file's definitions, as the index's chunker sees them.
 pub fn outline(s: &Session<'_>, args: &Value) -> ToolOutput {
-    let given = str_arg(args, "path").unwrap_or_default();
-    let rel = match s.readable(given) {
-        Ok(rel) => rel,
-        Err(e) => return e,
-    };
-    let text = match s.text(&rel) {
-        Ok(Some(text)) => text,
-        Ok(None) => return ToolOutput::fail(not_found(s, &rel)),
+    let (rel, text) = match existing(s, args) {
+        Ok(found) => found,
         Err(e) => return e,
     };
     if Language::from_path(Path::new(&rel)).is_none() {
