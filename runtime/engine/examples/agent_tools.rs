@@ -1,7 +1,7 @@
 //! Times the agent's `search`, `read` and `outline` tools on an indexed repository, as the
 //! language server runs them (the session built once, each call timed alone), and prints the
 //! p50 and p95 of each in milliseconds. Usage: `agent_tools ROOT [CALLS]` (index ROOT first
-//! with `sift index`). `bench/agent-tools-bench.sh` runs it on Django beside `sift search`.
+//! with `sift index`): `cargo run --release -p sift-engine --example agent_tools -- ROOT`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
