@@ -10,8 +10,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use sift_engine::Workspace;
 use sift_engine::agent::best::{self, Pick};
-use sift_engine::agent::rules::Rules;
-use sift_engine::agent::{self, Budget, Event, Options, Session, Stop, Task, Transcript, checkers};
+use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Task, Transcript};
 use sift_runtime::llm::config as llm_config;
 use sift_runtime::llm::{Cancel, LanguageModel};
 use sift_runtime::sandbox::Policy;
@@ -96,14 +95,12 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
             about.name
         );
     }
-    let policy = agent::policy(&root, &config)?;
+    // Built before indexing, so that a bad [sandbox] fails at once.
+    let setup = Setup::new(&root, &config)?;
 
     let index = super::search::open_index(&root, &args.walk, false)?;
     let semantic = super::semantic::for_search(&index, &root, false, false)?;
     let workspace = Workspace::new(index, semantic)?;
-    let store = sift_engine::store::open(&root)?;
-    let checkers = checkers::detect(&root);
-    let files: Vec<String> = workspace.index.manifest()?.files.into_keys().collect();
     let unsaved = BTreeMap::new();
 
     let cancel = Cancel::new();
@@ -132,23 +129,19 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     };
 
     if args.n > 1 {
-        return best_of(
-            &args, &root, &workspace, &*model, &store, &policy, &checkers, &files, &options,
-            &cancel, &task_text,
-        );
+        return best_of(&args, &setup, &workspace, &*model, &options, &cancel, &task_text);
     }
 
     // One run, new or resumed.
     let (transcript, task, resumed) = match &args.resume {
         Some(id) => {
-            let t = Transcript::open(&store, id);
+            let t = Transcript::open(&setup.store, id);
             let r = t.resume().with_context(|| format!("cannot resume the run {id}"))?;
             (t, r.task.clone(), Some(r))
         }
-        None => (Transcript::create(&store)?, task_text.clone(), None),
+        None => (Transcript::create(&setup.store)?, task_text.clone(), None),
     };
-    let mut session =
-        Session::new(&workspace, &unsaved, &policy, &checkers, Rules::load(&root, &files))?;
+    let mut session = setup.session(&workspace, &unsaved)?;
     let mut history = Vec::new();
     let mut finished_before = false;
     if let Some(r) = resumed {
@@ -183,7 +176,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         let mut printer = Printer::new(None);
         agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
     };
-    report(&args, &policy, &about.name, &outcome, &options.budget)
+    report(&args, &setup.policy, &about.name, &outcome, &options.budget)
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
@@ -251,41 +244,29 @@ fn report(
 }
 
 /// `--n K`: the attempts, ranked, each with its score and diff; `--apply` writes the first.
-#[allow(clippy::too_many_arguments)]
 fn best_of(
     args: &AgentArgs,
-    root: &std::path::Path,
+    setup: &Setup,
     workspace: &Workspace,
     model: &dyn LanguageModel,
-    store: &sift_indexer::Store,
-    policy: &Policy,
-    checkers: &[checkers::Checker],
-    files: &[String],
     options: &Options,
     cancel: &Cancel,
     task: &str,
 ) -> Result<ExitCode> {
     let unsaved = BTreeMap::new();
     let name = model.describe().name;
-    let transcripts: Vec<Transcript> =
-        (0..args.n).map(|_| Transcript::create(store)).collect::<Result<_, _>>()?;
-    let mut sessions =
-        |_: usize| Session::new(workspace, &unsaved, policy, checkers, Rules::load(root, files));
+    let mut sessions = |_: usize| setup.session(workspace, &unsaved);
     let shared = Task { text: task, resumed: Vec::new(), options, transcript: None };
     let mut printer = Printer::new(Some(args.n));
-    let attempts = {
-        // Each attempt writes its own transcript.
-        let mut per_attempt = |i: usize, e: Event| printer.attempt_event(i, e);
-        best::run_best_of(
-            usize::from(args.n),
-            &mut sessions,
-            model,
-            &shared,
-            &transcripts,
-            cancel,
-            &mut per_attempt,
-        )?
-    };
+    let attempts = best::run_best_of(
+        usize::from(args.n),
+        &mut sessions,
+        model,
+        &shared,
+        Some(&setup.store),
+        cancel,
+        &mut |i, e| printer.attempt_event(i, e),
+    )?;
     let mut stdout = std::io::stdout().lock();
     for (rank, a) in attempts.iter().enumerate() {
         let s = &a.score;
@@ -310,24 +291,13 @@ fn best_of(
         write!(stdout, "{}", if a.diff.is_empty() { "(no change)\n" } else { &a.diff })?;
     }
     stdout.flush()?;
-    let picked = (args.apply && !attempts.is_empty()).then_some(0);
-    let pick = Pick {
-        time: agent::transcript::now(),
-        task: task.to_owned(),
-        model: name,
-        scores: attempts
-            .iter()
-            .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
-            .collect(),
-        ranked_first: attempts.first().map_or(0, |a| a.index),
-        picked: picked.map(|i| attempts[i].index),
-    };
-    if let Err(e) = best::record_pick(store, &pick) {
+    let picked = attempts.first().filter(|_| args.apply).map(|a| a.index);
+    if let Err(e) = best::record_pick(&setup.store, &Pick::of(task, &name, &attempts, picked)) {
         tracing::warn!("cannot record the pick: {e}");
     }
     if let Some(first) = attempts.first() {
         if args.apply && !first.diff.is_empty() {
-            let written = first.outcome.changes.apply(policy)?;
+            let written = first.outcome.changes.apply(&setup.policy)?;
             eprintln!("applied attempt {}: wrote {}", first.index + 1, written.join(", "));
         } else if !args.apply {
             eprintln!(

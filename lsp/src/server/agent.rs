@@ -15,9 +15,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sift_engine::agent::best::{self, Pick};
-use sift_engine::agent::rules::Rules;
 use sift_engine::agent::{
-    self, Budget, Changes, Event, FileChange, Options, Session, Task, Transcript, checkers,
+    self, Budget, Changes, Event, FileChange, Options, Setup, Task, Transcript,
 };
 use sift_runtime::llm::Cancel;
 use tokio::sync::mpsc;
@@ -368,10 +367,7 @@ fn run_blocking(
     let config = sift_engine::config::for_editor(root, overrides)?;
     let model = sift_runtime::llm::config::open(&config.model()?)?;
     let name = model.describe().name;
-    let policy = sift_engine::agent::policy(root, &config)?;
-    let checkers = checkers::detect(root);
-    let files: Vec<String> = workspace.index.manifest()?.files.into_keys().collect();
-    let store = sift_engine::store::open(root)?;
+    let setup = Setup::new(root, &config)?;
     let options =
         Options { budget: Budget { max_steps, ..Budget::default() }, ..Options::default() };
     let mut on_event = |e: Event| {
@@ -379,34 +375,20 @@ fn run_blocking(
     };
     let engine_ws: &sift_engine::Workspace = workspace;
     if n > 1 {
-        let transcripts: Vec<Transcript> =
-            (0..n).map(|_| Transcript::create(&store)).collect::<std::result::Result<_, _>>()?;
-        let mut sessions = |_: usize| {
-            Session::new(engine_ws, unsaved, &policy, &checkers, Rules::load(root, &files))
-        };
+        let mut sessions = |_: usize| setup.session(engine_ws, unsaved);
         let shared = Task { text: task, resumed: Vec::new(), options: &options, transcript: None };
         let attempts = best::run_best_of(
             n,
             &mut sessions,
             &*model,
             &shared,
-            &transcripts,
+            Some(&setup.store),
             cancel,
             &mut |_, e| on_event(e),
         )?;
         let first = attempts.first().ok_or_else(|| anyhow::anyhow!("no attempt ran"))?;
-        let pick = Pick {
-            time: agent::transcript::now(),
-            task: task.to_owned(),
-            model: name.clone(),
-            scores: attempts
-                .iter()
-                .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
-                .collect(),
-            ranked_first: first.index,
-            picked: None,
-        };
-        if let Err(e) = best::record_pick(&store, &pick) {
+        // The ranking is recorded now; which one the user takes is not known here.
+        if let Err(e) = best::record_pick(&setup.store, &Pick::of(task, &name, &attempts, None)) {
             tracing::warn!("cannot record the ranking: {e}");
         }
         let summary: Vec<Value> = attempts
@@ -426,9 +408,8 @@ fn run_blocking(
             attempts: Some(Value::Array(summary)),
         });
     }
-    let transcript = Transcript::create(&store)?;
-    let mut session =
-        Session::new(engine_ws, unsaved, &policy, &checkers, Rules::load(root, &files))?;
+    let transcript = Transcript::create(&setup.store)?;
+    let mut session = setup.session(engine_ws, unsaved)?;
     let outcome = agent::run(
         &mut session,
         &*model,

@@ -373,7 +373,7 @@ fn best_of_k_runs_isolated_attempts_and_ranks_agreement_first() {
     let task = Task { text: "t", resumed: vec![], options: &options, transcript: None };
     let mut sessions = |_| Session::new(&f.workspace, &unsaved, &f.policy, &[], rules(&f));
     let attempts =
-        run_best_of(3, &mut sessions, &model, &task, &[], &Cancel::new(), &mut |_, _| {}).unwrap();
+        run_best_of(3, &mut sessions, &model, &task, None, &Cancel::new(), &mut |_, _| {}).unwrap();
     assert_eq!(attempts.len(), 3);
     let order: Vec<usize> = attempts.iter().map(|a| a.index).collect();
     assert_eq!(order, [1, 2, 0], "the two that agree first");

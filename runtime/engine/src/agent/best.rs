@@ -48,16 +48,16 @@ pub struct Attempt {
     pub score: Score,
 }
 
-/// Runs `n` attempts: attempt `i` gets session `sessions(i)` (a fresh overlay each), transcript
-/// `transcripts[i]` when there is one, and for `i > 0` a different seed and a temperature of at
-/// least 0.7 (attempt 0 keeps the task's options). Returns them ranked, best first. Events
-/// carry the attempt's index.
+/// Runs `n` attempts: attempt `i` gets session `sessions(i)` (a fresh overlay each), a
+/// transcript of its own in `store` when one is given, and for `i > 0` a different seed and a
+/// temperature of at least 0.7 (attempt 0 keeps the task's options). Returns them ranked, best
+/// first. Events carry the attempt's index.
 pub fn run_best_of<'a>(
     n: usize,
     sessions: &mut dyn FnMut(usize) -> crate::Result<Session<'a>>,
     model: &dyn LanguageModel,
     task: &Task<'_>,
-    transcripts: &[Transcript],
+    store: Option<&Store>,
     cancel: &Cancel,
     on_event: &mut dyn FnMut(usize, Event),
 ) -> crate::Result<Vec<Attempt>> {
@@ -67,6 +67,7 @@ pub fn run_best_of<'a>(
             break;
         }
         let mut session = sessions(i)?;
+        let transcript = store.map(Transcript::create).transpose()?;
         let mut options: Options = task.options.clone();
         if i > 0 {
             options.params.temperature = options.params.temperature.max(0.7);
@@ -75,16 +76,13 @@ pub fn run_best_of<'a>(
         let attempt_task = Task {
             options: &options,
             resumed: Vec::new(),
-            transcript: transcripts.get(i),
+            transcript: transcript.as_ref(),
             ..task.clone()
         };
         let outcome = run(&mut session, model, attempt_task, cancel, &mut |e| on_event(i, e));
-        let (_, checker_problems) = if outcome.changes.is_empty() {
-            (super::ToolOutput::ok(""), None)
-        } else {
-            checkers::assess(&session, cancel)
-        };
-        let (_, review_findings) = review::assess(&session);
+        let checker_problems =
+            if outcome.changes.is_empty() { None } else { checkers::assess(&session, cancel).1 };
+        let review_findings = review::assess(&session).1;
         let diff = outcome.changes.unified_diff();
         let score = Score {
             finished: outcome.stop == Stop::Done,
@@ -139,6 +137,24 @@ pub struct Pick {
     pub ranked_first: usize,
     /// Which the user took (`None`: none of them).
     pub picked: Option<usize>,
+}
+
+impl Pick {
+    /// The record of `attempts` (ranked, best first) for `task` on `model`, with the index of
+    /// the attempt the user took, if any.
+    pub fn of(task: &str, model: &str, attempts: &[Attempt], picked: Option<usize>) -> Pick {
+        Pick {
+            time: super::transcript::now(),
+            task: task.to_owned(),
+            model: model.to_owned(),
+            scores: attempts
+                .iter()
+                .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
+                .collect(),
+            ranked_first: attempts.first().map_or(0, |a| a.index),
+            picked,
+        }
+    }
 }
 
 /// Appends a pick to `.sift/agent/picks.jsonl`.

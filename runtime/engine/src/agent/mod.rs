@@ -35,33 +35,14 @@ pub mod changes;
 pub mod checkers;
 pub mod matcher;
 pub mod rules;
+pub mod setup;
 pub mod tools;
 pub mod transcript;
 
 pub use changes::{Changes, FileChange};
+pub use setup::{PolicyError, Setup, SetupError};
 pub use tools::{Session, ToolOutput};
 pub use transcript::{STORE_ENTRIES, Transcript};
-
-/// Why the agent's walls could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    /// The `[sandbox]` configuration is invalid.
-    #[error("[sandbox]: {0}")]
-    Config(String),
-    /// The policy refused the settings or the root.
-    #[error(transparent)]
-    Sandbox(#[from] sift_runtime::sandbox::SandboxError),
-}
-
-/// The sandbox policy for the agent in `root`, from the `[sandbox]` configuration (the CLI and
-/// the language server both build it here, and nothing the model says reaches it).
-pub fn policy(
-    root: &std::path::Path,
-    config: &crate::config::Config,
-) -> Result<sift_runtime::sandbox::Policy, PolicyError> {
-    let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
-    Ok(sift_runtime::sandbox::Policy::for_workspace(root, &settings)?)
-}
 
 /// How far a run may go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -311,7 +292,8 @@ pub fn run(
             break Stop::MaxDuration;
         }
         // Compact before a prompt that would crowd the window.
-        let estimate = convo.request(&specs, &options.params).estimated_prompt_tokens();
+        let mut request = convo.request(&specs, &options.params);
+        let mut estimate = request.estimated_prompt_tokens();
         let room = window.saturating_sub(options.params.max_tokens as usize);
         // (A conversation of the pinned part and a turn or two has nothing to summarise.)
         let crowded = estimate as f32 > options.compact_at * window as f32 || estimate > room;
@@ -320,21 +302,21 @@ pub fn run(
                 Ok((summary, tokens)) => {
                     outcome.compactions += 1;
                     outcome.tokens += tokens;
-                    let after = convo.request(&specs, &options.params).estimated_prompt_tokens();
+                    request = convo.request(&specs, &options.params);
+                    let after = request.estimated_prompt_tokens();
                     log(transcript::Record::Compacted {
                         summary,
                         tokens_before: estimate,
                         tokens_after: after,
                     });
                     on_event(Event::Compacted { before: estimate, after });
+                    estimate = after;
                 }
                 Err(stop) => break stop,
             }
         }
         outcome.steps += 1;
         on_event(Event::Step(outcome.steps));
-        let request = convo.request(&specs, &options.params);
-        let prompt_estimate = request.estimated_prompt_tokens() as u64;
         let response = {
             let mut on_text = |t: &str| on_event(Event::Text(t.to_owned()));
             model.chat(&request, cancel, &mut on_text)
@@ -347,7 +329,7 @@ pub fn run(
         outcome.tokens += if used > 0 {
             used
         } else {
-            prompt_estimate + model.count_tokens(&response.message.content).tokens as u64
+            estimate as u64 + model.count_tokens(&response.message.content).tokens as u64
         };
         let message = response.message;
         outcome.answer = message.content.clone();

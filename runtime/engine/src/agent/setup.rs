@@ -1,0 +1,88 @@
+//! What the agent's runs in one workspace share besides the model: the sandbox's policy (from
+//! the `[sandbox]` configuration, which nothing the model says reaches), the detected
+//! checkers, the rules files and the `.sift/` store their transcripts go to. The CLI and the
+//! language server build it here, so a run starts the same way from either.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use sift_indexer::store::Store;
+use sift_runtime::sandbox::Policy;
+
+use super::checkers::{self, Checker};
+use super::rules::Rules;
+use super::tools::Session;
+use crate::workspace::Workspace;
+
+/// Why the agent's walls could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The `[sandbox]` configuration is invalid.
+    #[error("[sandbox]: {0}")]
+    Config(String),
+    /// The policy refused the settings or the root.
+    #[error(transparent)]
+    Sandbox(#[from] sift_runtime::sandbox::SandboxError),
+}
+
+/// The shared part of the agent's runs in one workspace.
+pub struct Setup {
+    /// The one policy for the runs' paths and commands.
+    pub policy: Policy,
+    /// The checkers the `check` tool runs.
+    pub checkers: Vec<Checker>,
+    /// `.sift/`, where transcripts and picks go.
+    pub store: Store,
+    root: PathBuf,
+    /// Read once, on the first session: every session starts from the same rules.
+    rules: OnceLock<Rules>,
+}
+
+impl Setup {
+    /// The setup for the workspace at `root` (canonical) under `config`.
+    pub fn new(
+        root: &std::path::Path,
+        config: &crate::config::Config,
+    ) -> Result<Setup, SetupError> {
+        let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
+        Ok(Setup {
+            policy: Policy::for_workspace(root, &settings).map_err(PolicyError::from)?,
+            checkers: checkers::detect(root),
+            store: crate::store::open(root)?,
+            root: root.to_path_buf(),
+            rules: OnceLock::new(),
+        })
+    }
+
+    /// A fresh session (its own overlay, no pending change) over `workspace`, starting from
+    /// the editor's `unsaved` buffers.
+    pub fn session<'a>(
+        &'a self,
+        workspace: &Workspace,
+        unsaved: &'a BTreeMap<String, String>,
+    ) -> crate::Result<Session<'a>> {
+        let rules = self.rules.get_or_init(|| {
+            let files: Vec<String> = match workspace.index.manifest() {
+                Ok(m) => m.files.into_keys().collect(),
+                Err(e) => {
+                    tracing::warn!("agent: cannot list the files for nested rules: {e}");
+                    Vec::new()
+                }
+            };
+            Rules::load(&self.root, &files)
+        });
+        Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())
+    }
+}
+
+/// Why a [`Setup`] could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// The walls.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+    /// `.sift/`.
+    #[error(transparent)]
+    Store(#[from] sift_indexer::Error),
+}
