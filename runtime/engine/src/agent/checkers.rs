@@ -7,7 +7,7 @@
 //! sandbox's policy for that folder (no network, time-limited, writes confined). Findings in
 //! files the agent did not touch are counted, not shown: they were there before.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -15,9 +15,11 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sift_runtime::llm::Cancel;
+use sift_runtime::review::LineFilter;
 use sift_runtime::sandbox::{self, Command, Policy};
 
 use super::tools::{Session, ToolOutput};
+use crate::review::changed_lines;
 
 /// How a checker prints its findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -127,13 +129,13 @@ pub fn assess(s: &Session<'_>, cancel: &Cancel) -> (ToolOutput, Option<usize>) {
              tsc, go vet applies); use review, or read the code again";
         return (ToolOutput::ok(text), None);
     }
-    let changed: BTreeMap<String, BTreeSet<usize>> = s
+    let changed: BTreeMap<String, LineFilter> = s
         .changes
         .iter()
         .filter(|(_, p)| p.original != p.current)
         .filter_map(|(path, p)| {
             let new = p.current.as_deref()?;
-            Some((path.to_owned(), changed_lines(p.original.as_deref(), new)))
+            Some((path.to_owned(), changed_lines(p.original.as_deref(), new, true)))
         })
         .collect();
     let scratch = match Scratch::build(s) {
@@ -153,7 +155,7 @@ pub fn assess(s: &Session<'_>, cancel: &Cancel) -> (ToolOutput, Option<usize>) {
             Ok(problems) => {
                 let (mine, elsewhere): (Vec<&Problem>, Vec<&Problem>) =
                     problems.iter().partition(|p| {
-                        changed.get(&p.path).is_some_and(|lines| lines.contains(&p.line))
+                        changed.get(&p.path).is_some_and(|lines| lines.contains(p.line))
                     });
                 let in_changed_files =
                     elsewhere.iter().filter(|p| changed.contains_key(&p.path)).count();
@@ -197,25 +199,9 @@ pub fn assess(s: &Session<'_>, cancel: &Cancel) -> (ToolOutput, Option<usize>) {
     (ToolOutput::ok(out), counted)
 }
 
-/// The 1-based lines of `new` that differ from `old` (all of a new file).
-fn changed_lines(old: Option<&str>, new: &str) -> BTreeSet<usize> {
-    let new_lines: Vec<&str> = new.lines().collect();
-    let Some(old) = old else { return (1..=new_lines.len()).collect() };
-    let old_lines: Vec<&str> = old.lines().collect();
-    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
-    let mut out = BTreeSet::new();
-    for op in ops {
-        let (tag, _, range) = op.as_tag_tuple();
-        if tag != similar::DiffTag::Equal {
-            out.extend(range.start + 1..=range.end.max(range.start + 1));
-        }
-    }
-    out
-}
-
 /// The workspace's files with the pending change applied, in a temporary folder.
 struct Scratch {
-    dir: tempfile_dir::TempDir,
+    dir: tempfile::TempDir,
 }
 
 impl Scratch {
@@ -223,7 +209,7 @@ impl Scratch {
     const MAX_FILES: usize = 50_000;
 
     fn build(s: &Session<'_>) -> std::io::Result<Scratch> {
-        let dir = tempfile_dir::TempDir::new("sift-check")?;
+        let dir = tempfile::Builder::new().prefix("sift-check-").tempdir()?;
         let files = s.files();
         if files.len() > Self::MAX_FILES {
             return Err(std::io::Error::other(format!(
@@ -272,34 +258,6 @@ fn symlink_dir(from: &Path, to: &Path) -> std::io::Result<()> {
 #[cfg(not(unix))]
 fn symlink_dir(_from: &Path, _to: &Path) -> std::io::Result<()> {
     Ok(())
-}
-
-/// A temporary folder removed on drop (the engine does not depend on `tempfile`).
-mod tempfile_dir {
-    use std::path::{Path, PathBuf};
-
-    pub struct TempDir(PathBuf);
-
-    impl TempDir {
-        pub fn new(prefix: &str) -> std::io::Result<TempDir> {
-            let nanos = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.subsec_nanos());
-            let dir = std::env::temp_dir().join(format!("{prefix}-{}-{nanos}", std::process::id()));
-            std::fs::create_dir(&dir)?;
-            Ok(TempDir(dir))
-        }
-
-        pub fn path(&self) -> &Path {
-            &self.0
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 }
 
 /// Runs one checker in the scratch folder under the sandbox and parses what it printed.
@@ -477,8 +435,12 @@ mod tests {
 
     #[test]
     fn changed_lines_are_those_that_differ() {
-        let lines = changed_lines(Some("a\nb\nc\n"), "a\nB\nc\nd\n");
-        assert_eq!(lines.into_iter().collect::<Vec<_>>(), [2, 4]);
-        assert_eq!(changed_lines(None, "x\ny\n").len(), 2);
+        let lines = changed_lines(Some("a\nb\nc\n"), "a\nB\nc\nd\n", true);
+        assert_eq!(lines.ranges(), [2..=2, 4..=4]);
+        let new = changed_lines(None, "x\ny\n", true);
+        assert!(new.contains(1) && new.contains(2));
+        // Where lines were removed, the line that follows counts for a checker, not a review.
+        assert_eq!(changed_lines(Some("a\nb\nc\n"), "a\nc\n", true).ranges(), [2..=2]);
+        assert!(changed_lines(Some("a\nb\nc\n"), "a\nc\n", false).is_empty());
     }
 }

@@ -79,15 +79,22 @@ pub struct TextChange {
     pub new: String,
 }
 
-/// The 1-based line ranges of `new` that differ from `old` (all of it when `old` is `None`).
-fn changed_lines(old: Option<&str>, new: &str) -> LineFilter {
+/// The 1-based lines of `new` that differ from `old` (every line when `old` is `None`): the
+/// lines a review of [`Change::Texts`] looks at. With `around_deletions`, the line where
+/// removed lines stood counts too (the agent's checkers report a deletion's consequences
+/// there); a review looks only at the lines the change wrote, as `git diff` gives them.
+pub fn changed_lines(old: Option<&str>, new: &str, around_deletions: bool) -> LineFilter {
     let Some(old) = old else { return LineFilter::new([1..=usize::MAX]) };
     let old_lines: Vec<&str> = old.lines().collect();
     let new_lines: Vec<&str> = new.lines().collect();
     let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &old_lines, &new_lines);
     LineFilter::new(ops.iter().filter_map(|op| {
         let (tag, _, range) = op.as_tag_tuple();
-        (tag != similar::DiffTag::Equal && !range.is_empty()).then(|| range.start + 1..=range.end)
+        match (tag, range.is_empty()) {
+            (similar::DiffTag::Equal, _) => None,
+            (_, false) => Some(range.start + 1..=range.end),
+            (_, true) => around_deletions.then_some(range.start + 1..=range.start + 1),
+        }
     }))
 }
 
@@ -164,7 +171,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             memory = files.iter().map(|f| (f.path.clone(), f.new.clone())).collect();
             let filters = files
                 .iter()
-                .map(|f| (f.path.clone(), changed_lines(f.old.as_deref(), &f.new)))
+                .map(|f| (f.path.clone(), changed_lines(f.old.as_deref(), &f.new, false)))
                 .collect();
             (root, filters, Contents::Memory(&memory))
         }
