@@ -13,7 +13,6 @@ use sift_engine::agent::best::{self, Pick};
 use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Task, Transcript};
 use sift_runtime::llm::config as llm_config;
 use sift_runtime::llm::{Cancel, LanguageModel};
-use sift_runtime::sandbox::Policy;
 
 use super::{RepoArgs, WalkArgs};
 
@@ -58,6 +57,10 @@ pub struct AgentArgs {
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Write the memory notes the agent proposes without asking (otherwise each is asked
+    /// about on a terminal, and none is written elsewhere).
+    #[arg(long)]
+    remember: bool,
 }
 
 /// Runs `sift agent`.
@@ -165,6 +168,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
             rules: session.rules.applied(),
             tool_errors: 0,
             transcript: Some(transcript.id().to_owned()),
+            notes: Vec::new(),
         }
     } else {
         let task_for_run = Task {
@@ -176,13 +180,13 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         let mut printer = Printer::new(None);
         agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
     };
-    report(&args, &setup.policy, &about.name, &outcome, &options.budget)
+    report(&args, &setup, &about.name, &outcome, &options.budget)
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
 fn report(
     args: &AgentArgs,
-    policy: &Policy,
+    setup: &Setup,
     model: &str,
     outcome: &agent::Outcome,
     budget: &Budget,
@@ -204,6 +208,13 @@ fn report(
             "model": model,
             "transcript": id,
             "applied": args.apply && !diff.is_empty(),
+            "notes": outcome.notes.iter().map(|n| serde_json::json!({
+                "slug": n.slug,
+                "title": n.front.title,
+                "text": n.body,
+                "cites": n.front.citations.iter().map(|c| c.label()).collect::<Vec<_>>(),
+                "written": args.remember,
+            })).collect::<Vec<_>>(),
         });
         writeln!(stdout, "{value}")?;
     } else {
@@ -226,9 +237,10 @@ fn report(
     if !outcome.rules.is_empty() {
         eprintln!("rules files applied: {}", outcome.rules.join(", "));
     }
+    remember(args, setup, &outcome.notes)?;
     if !diff.is_empty() {
         if args.apply {
-            let written = outcome.changes.apply(policy)?;
+            let written = outcome.changes.apply(&setup.policy)?;
             eprintln!("applied: wrote {}", written.join(", "));
         } else {
             eprintln!(
@@ -344,4 +356,50 @@ impl Printer {
             }
         }
     }
+}
+
+/// The memory notes the agent proposed: written with `--remember`, else each asked about on a
+/// terminal; never written without the user's yes.
+fn remember(args: &AgentArgs, setup: &Setup, notes: &[sift_engine::memory::Note]) -> Result<()> {
+    use std::io::IsTerminal as _;
+    if notes.is_empty() {
+        return Ok(());
+    }
+    let memory = sift_engine::memory::Memory::open(&setup.store);
+    let ask = !args.remember && !args.json && std::io::stdin().is_terminal();
+    let mut kept = 0;
+    for note in notes {
+        let cites: Vec<String> = note.front.citations.iter().map(|c| c.label()).collect();
+        eprintln!(
+            "\nthe agent proposes a memory note: {}\n  {}{}",
+            note.front.title,
+            note.body.replace('\n', "\n  "),
+            if cites.is_empty() {
+                String::new()
+            } else {
+                format!("\n  cites {}", cites.join(", "))
+            }
+        );
+        let yes = if args.remember {
+            true
+        } else if ask {
+            eprint!("keep it in .sift/memory/? [y/N] ");
+            let mut line = String::new();
+            std::io::stdin().read_line(&mut line)?;
+            matches!(line.trim(), "y" | "Y" | "yes")
+        } else {
+            false
+        };
+        if yes {
+            let mut note = note.clone();
+            note.slug = memory.free_slug(&note.front.title);
+            memory.write(&note)?;
+            eprintln!("wrote .sift/memory/{}.md", note.slug);
+            kept += 1;
+        }
+    }
+    if kept < notes.len() && !args.remember && !ask {
+        eprintln!("the proposed notes were not written: run with --remember to keep them");
+    }
+    Ok(())
 }

@@ -14,6 +14,7 @@ mod eval;
 mod feedback;
 mod index;
 pub mod lsp;
+mod memory;
 mod model;
 mod progress;
 mod review;
@@ -57,6 +58,9 @@ enum Command {
     Sandbox(sandbox::SandboxArgs),
     /// Say what this machine offers sift: the sandbox's walls and what holds each.
     Doctor(doctor::DoctorArgs),
+    /// Memory notes: facts about this codebase in .sift/memory/, citing code; stale when that
+    /// code changes.
+    Memory(memory::MemoryArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -75,7 +79,7 @@ impl RepoArgs {
 }
 
 /// Options that decide which files are indexed; they override `.sift/config.toml`.
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct WalkArgs {
     /// Skip files larger than this (bytes, or a size such as `2MiB`) [default: 1 MiB, or
     /// `[index] max_file_size` in .sift/config.toml].
@@ -121,6 +125,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Agent(args) => agent::run(args),
         Command::Sandbox(args) => sandbox::run(args),
         Command::Doctor(args) => doctor::run(args),
+        Command::Memory(args) => memory::run(args),
     }
 }
 

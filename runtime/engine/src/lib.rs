@@ -12,6 +12,8 @@
 //!   that fill it.
 //! - [`agent`]: the coding agent: its loop, its tools over this engine, its pending change,
 //!   checkers, rules files, transcripts and best-of-N.
+//! - [`memory`]: memory notes in `.sift/memory/`: their format, citations checked against the
+//!   code (stale when the cited code changed or vanished), and their retrieval.
 //! - [`review`]: the review use case: a change from git or a diff, the rules and their
 //!   configuration, the fix history, the model reviewer and the remembered dismissals.
 //!
@@ -21,6 +23,7 @@
 pub mod agent;
 pub mod config;
 pub mod error;
+pub mod memory;
 pub mod review;
 pub mod search;
 pub mod semantic;

@@ -181,6 +181,7 @@ mod tests {
                 rules: Vec::new(),
                 tool_errors: 0,
                 transcript: None,
+                notes: Vec::new(),
             },
             diff: diff.into(),
             score: Score {

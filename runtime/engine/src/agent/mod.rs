@@ -183,6 +183,8 @@ pub struct Outcome {
     pub tool_errors: usize,
     /// The transcript's id, when one was written.
     pub transcript: Option<String>,
+    /// Memory notes the agent proposed (`remember`): for the user to accept or not.
+    pub notes: Vec<crate::memory::Note>,
 }
 
 /// How the agent works, for the model. Short: tool descriptions carry the rest.
@@ -250,8 +252,18 @@ pub fn run(
     let started = Instant::now();
     let specs = tools::specs();
     let window = model.describe().context_window.max(1);
+    session.task = task.to_owned();
+    // The project's fresh notes about the task go with it, pinned (never summarised away).
+    let notes = session.notes_for(task);
+    let opening = if notes.is_empty() {
+        task.to_owned()
+    } else {
+        format!(
+            "{task}\n\nFrom the project's memory notes (checked against the current code):\n{notes}"
+        )
+    };
     let mut convo = Conversation {
-        pinned: vec![system_message(session), Message::user(task)],
+        pinned: vec![system_message(session), Message::user(opening)],
         history: resumed,
     };
     let log = |record: transcript::Record| {
@@ -276,6 +288,7 @@ pub fn run(
         rules: Vec::new(),
         tool_errors: 0,
         transcript: transcript.map(|t| t.id().to_owned()),
+        notes: Vec::new(),
     };
     let budget = &options.budget;
     let stop = loop {
@@ -399,6 +412,7 @@ pub fn run(
     outcome.stop = stop;
     outcome.changes = session.changes.clone();
     outcome.rules = session.rules.applied();
+    outcome.notes = session.proposed.clone();
     outcome
 }
 

@@ -26,6 +26,16 @@ pub enum PolicyError {
     Sandbox(#[from] sift_runtime::sandbox::SandboxError),
 }
 
+/// The one policy for the workspace at `root` (canonical) under `config`'s `[sandbox]`: what
+/// the agent's tools, its commands and memory's citations are held to.
+pub fn policy(
+    root: &std::path::Path,
+    config: &crate::config::Config,
+) -> Result<Policy, PolicyError> {
+    let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
+    Ok(Policy::for_workspace(root, &settings)?)
+}
+
 /// The shared part of the agent's runs in one workspace.
 pub struct Setup {
     /// The one policy for the runs' paths and commands.
@@ -37,6 +47,10 @@ pub struct Setup {
     root: PathBuf,
     /// Read once, on the first session: every session starts from the same rules.
     rules: OnceLock<Rules>,
+    /// The memory notes, read and checked on the first session.
+    notebook: OnceLock<crate::memory::Notebook>,
+    /// The notes' embeddings.
+    note_vectors: crate::memory::find::NoteVectors,
 }
 
 impl Setup {
@@ -45,13 +59,14 @@ impl Setup {
         root: &std::path::Path,
         config: &crate::config::Config,
     ) -> Result<Setup, SetupError> {
-        let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
         Ok(Setup {
-            policy: Policy::for_workspace(root, &settings).map_err(PolicyError::from)?,
+            policy: policy(root, config)?,
             checkers: checkers::detect(root),
             store: crate::store::open(root)?,
             root: root.to_path_buf(),
             rules: OnceLock::new(),
+            notebook: OnceLock::new(),
+            note_vectors: Default::default(),
         })
     }
 
@@ -72,7 +87,27 @@ impl Setup {
             };
             Rules::load(&self.root, &files)
         });
-        Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())
+        let session =
+            Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())?;
+        let book = self.notebook.get_or_init(|| {
+            let memory = crate::memory::Memory::open(&self.store);
+            match crate::memory::IndexedCode::new(&workspace.index, &self.policy) {
+                Ok(code) => crate::memory::Notebook::load(memory, &code),
+                Err(e) => {
+                    tracing::warn!(
+                        "agent: memory notes not checked, the index cannot be read: {e}"
+                    );
+                    crate::memory::Notebook::empty(memory)
+                }
+            }
+        });
+        Ok(session
+            .with_memory(crate::agent::tools::SessionMemory { book, vectors: &self.note_vectors }))
+    }
+
+    /// The memory notes the sessions read (after the first session).
+    pub fn notebook(&self) -> Option<&crate::memory::Notebook> {
+        self.notebook.get()
     }
 }
 

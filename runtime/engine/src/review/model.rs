@@ -137,6 +137,15 @@ pub(crate) fn model_review(
         .collect();
     let files: Vec<ChangedSource<'_>> =
         sources.iter().map(|(path, source, added)| ChangedSource { path, source, added }).collect();
+    // The project's fresh notes about the changed files join the guidance. Notes the change
+    // itself adds or edits do not: a pull request cannot brief the review of itself.
+    let notes = index.as_ref().map(|index| memory_notes(root, index, changes)).unwrap_or_default();
+    let guidance = match (guidance, notes.is_empty()) {
+        (g, true) => g.map(str::to_string),
+        (Some(g), false) => Some(format!("{g}\n\n{notes}")),
+        (None, false) => Some(notes),
+    };
+    let guidance = guidance.as_deref();
     let definitions: Box<dyn DefinitionSource + '_> = match &index {
         Some(index) => Box::new(IndexDefinitions { index }),
         None => Box::new(NoDefinitions),
@@ -148,5 +157,34 @@ pub(crate) fn model_review(
         definitions.as_ref(),
         &pass.config,
         &Cancel::new(),
+    )
+}
+
+/// The fresh memory notes about the changed paths, for the model reviewer's guidance (empty
+/// when there are none). Notes among the changed files are left out.
+fn memory_notes(root: &Path, index: &CodeIndex, changes: &[(String, LineFilter)]) -> String {
+    use crate::memory::{self, find};
+    let Ok(config) = crate::config::for_cli(root, &[]) else { return String::new() };
+    let Ok(policy) = crate::agent::setup::policy(index.root(), &config) else {
+        return String::new();
+    };
+    let Ok(store) = crate::store::open(root) else { return String::new() };
+    let Ok(code) = memory::IndexedCode::new(index, &policy) else { return String::new() };
+    let mut book = memory::Notebook::load(memory::Memory::open(&store), &code);
+    let prefix = format!("{}/{}/", sift_indexer::store::DIR, memory::NOTES_DIR.name);
+    book.notes.retain(|n| {
+        let file = format!("{prefix}{}.md", n.slug);
+        !changes.iter().any(|(path, _)| *path == file)
+    });
+    let paths: Vec<String> = changes.iter().map(|(p, _)| p.clone()).collect();
+    let text = paths.join(" ");
+    let ask = find::Ask { text: &text, paths: &paths, k: 5, fresh_only: true };
+    let answers = find::find(&book.notes, &book.states, &ask, None);
+    if answers.is_empty() {
+        return String::new();
+    }
+    format!(
+        "Facts the project keeps in its memory notes about this code (checked against it):\n{}",
+        find::for_prompt(&answers, 3000)
     )
 }

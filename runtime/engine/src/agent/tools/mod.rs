@@ -23,6 +23,7 @@ use crate::workspace::Workspace;
 mod edit;
 mod files;
 mod history;
+mod memory;
 pub(crate) mod review;
 mod search;
 
@@ -147,6 +148,21 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
         ),
         spec(
+            "recall",
+            "Search the project's memory notes: facts people confirmed about this codebase, with the code they cite. Stale notes cite code that changed since.",
+            json!({"type": "object", "properties": {"query": {"type": "string", "minLength": 1}},
+                   "required": ["query"], "additionalProperties": false}),
+        ),
+        spec(
+            "remember",
+            "Propose a memory note: one lasting fact about this codebase (a convention, an invariant, a pitfall) that would help future tasks, citing code as PATH, PATH:LINES or PATH#SYMBOL. Never notes about this task's progress. The user decides whether it is kept.",
+            json!({"type": "object", "properties": {
+                "text": {"type": "string", "minLength": 1},
+                "title": {"type": "string"},
+                "cite": {"type": "array", "items": {"type": "string"}}
+            }, "required": ["text"], "additionalProperties": false}),
+        ),
+        spec(
             "history",
             "Recent commits of a path (or the repository), or who last changed some lines and why.",
             json!({"type": "object", "properties": {
@@ -175,6 +191,21 @@ pub struct Session<'a> {
     pub checkers: &'a [Checker],
     /// The rules files (those that apply to paths the agent touched are added as it goes).
     pub rules: Rules,
+    /// The workspace's memory notes, when there are any to read or to add to.
+    pub memory: Option<SessionMemory<'a>>,
+    /// Notes the agent proposed with `remember` (written only when the user accepts).
+    pub proposed: Vec<crate::memory::Note>,
+    /// The task, for the origin of proposed notes.
+    pub(crate) task: String,
+}
+
+/// The memory notes a session reads.
+#[derive(Clone, Copy)]
+pub struct SessionMemory<'a> {
+    /// The notes and their states.
+    pub book: &'a crate::memory::Notebook,
+    /// The notes' embeddings, kept across sessions.
+    pub vectors: &'a crate::memory::find::NoteVectors,
 }
 
 impl<'a> Session<'a> {
@@ -198,7 +229,44 @@ impl<'a> Session<'a> {
             changes: Changes::new(),
             checkers,
             rules,
+            memory: None,
+            proposed: Vec::new(),
+            task: String::new(),
         })
+    }
+
+    /// The same session reading (and proposing) memory notes.
+    pub fn with_memory(mut self, memory: SessionMemory<'a>) -> Session<'a> {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// The embeddings of the agent's view (for note retrieval).
+    pub(crate) fn semantic(&self) -> &crate::semantic::Semantic {
+        &self.view.semantic
+    }
+
+    /// The task's first line, cut at 100 characters.
+    pub(crate) fn task_summary(&self) -> String {
+        let line = self.task.lines().next().unwrap_or("").trim();
+        if line.chars().count() <= 100 {
+            line.to_string()
+        } else {
+            format!("{}...", line.chars().take(97).collect::<String>())
+        }
+    }
+
+    /// The fresh notes most relevant to `task`, for the start of the conversation.
+    pub(crate) fn notes_for(&self, task: &str) -> String {
+        let Some(mem) = &self.memory else { return String::new() };
+        let ask = crate::memory::find::Ask { text: task, paths: &[], k: 3, fresh_only: true };
+        let answers = crate::memory::find::find(
+            &mem.book.notes,
+            &mem.book.states,
+            &ask,
+            Some((self.semantic(), mem.vectors)),
+        );
+        crate::memory::find::for_prompt(&answers, 3000)
     }
 
     /// The same session with `changes` as its pending edits (a resumed run).
@@ -224,6 +292,8 @@ impl<'a> Session<'a> {
             "check" => super::checkers::check(self, cancel),
             "review" => review::review(self),
             "history" => history::history(self, args),
+            "recall" => memory::recall(self, args),
+            "remember" => memory::remember(self, args),
             other => ToolOutput::fail(format!("there is no tool named {other:?}")),
         };
         // Rules files that apply to a path the model just touched are shown to it once.

@@ -1,0 +1,113 @@
+//! `recall` and `remember`: the project's memory notes for the agent. `recall` searches them
+//! (the engine's note retrieval: fresh notes first, stale ones flagged); `remember` *proposes*
+//! a note, with citations resolved against the code as it is now: it is written only when the
+//! user accepts it (the CLI asks, the editor shows it for confirmation).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use super::{Session, ToolOutput, str_arg};
+use crate::memory::{self, Author, find};
+
+/// Phrases of notes about the task at hand rather than the codebase.
+const TASK_TALK: &[&str] = &[
+    "this task",
+    "the task",
+    "i will",
+    "i'll",
+    "i have",
+    "i've",
+    "i am",
+    "i'm",
+    "next step",
+    "todo",
+    "in this session",
+    "the user asked",
+];
+
+/// `recall {query}`: the notes about `query`, with their citations and state.
+pub fn recall(s: &Session<'_>, args: &Value) -> ToolOutput {
+    let Some(query) = str_arg(args, "query").filter(|q| !q.trim().is_empty()) else {
+        return ToolOutput::fail("recall needs a query");
+    };
+    let Some(mem) = &s.memory else {
+        return ToolOutput::ok("no memory notes in this workspace");
+    };
+    let ask = find::Ask { text: query, paths: &[], k: 5, fresh_only: false };
+    let answers =
+        find::find(&mem.book.notes, &mem.book.states, &ask, Some((s.semantic(), mem.vectors)));
+    if answers.is_empty() {
+        return ToolOutput::ok(format!("no notes about {query:?}"));
+    }
+    let mut out = format!("{} note(s); stale ones cite code that changed since:\n", answers.len());
+    out.push_str(&find::for_prompt(&answers, super::MAX_OUTPUT_CHARS - 200));
+    ToolOutput::ok(out)
+}
+
+/// `remember {text, title?, cite?}`: proposes a note (see the module documentation).
+pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
+    let Some(text) = str_arg(args, "text").filter(|t| !t.trim().is_empty()) else {
+        return ToolOutput::fail("remember needs the fact as text");
+    };
+    let lower = text.to_lowercase();
+    if let Some(phrase) = TASK_TALK.iter().find(|p| contains_phrase(&lower, p)) {
+        return ToolOutput::fail(format!(
+            "notes are for lasting facts about this codebase (conventions, invariants, pitfalls), \
+             not about the task at hand (the text says {phrase:?}); leave it out of memory"
+        ));
+    }
+    let Some(mem) = &s.memory else {
+        return ToolOutput::fail("memory notes are not available in this workspace");
+    };
+    let cites: Vec<String> = match args.get("cite") {
+        None | Some(Value::Null) => Vec::new(),
+        Some(Value::Array(items)) => {
+            let mut out = Vec::new();
+            for item in items {
+                match item.as_str() {
+                    Some(spec) => out.push(spec.to_string()),
+                    None => return ToolOutput::fail("cite is a list of strings"),
+                }
+            }
+            out
+        }
+        Some(_) => return ToolOutput::fail("cite is a list of strings"),
+    };
+    if s.proposed.len() >= 5 {
+        return ToolOutput::fail("five notes proposed already: keep only the most useful");
+    }
+    let code = match memory::IndexedCode::new(&s.view.index, s.policy) {
+        Ok(code) => code,
+        Err(e) => return ToolOutput::fail(format!("the index cannot be read: {e}")),
+    };
+    let note = match memory::new_note(
+        &mem.book.memory,
+        &code,
+        text,
+        str_arg(args, "title"),
+        &cites,
+        Vec::new(),
+        Author::Agent,
+        Some(format!("task: {}", s.task_summary())),
+    ) {
+        Ok(note) => note,
+        Err(e) => return ToolOutput::fail(e.to_string()),
+    };
+    let mut out =
+        format!("proposed note {:?}: the user decides whether it is written\n", note.front.title);
+    for c in &note.front.citations {
+        let _ =
+            writeln!(out, "  cites {} (lines {})", c.label(), c.lines.as_deref().unwrap_or("?"));
+    }
+    s.proposed.push(note);
+    ToolOutput::ok(out)
+}
+
+fn contains_phrase(text: &str, phrase: &str) -> bool {
+    text.match_indices(phrase).any(|(i, _)| {
+        let before = text[..i].chars().next_back();
+        let after = text[i + phrase.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}

@@ -1,0 +1,396 @@
+//! Every note's state against the code: each citation looked up again (symbol first, lines as
+//! a hint; a unique symbol is followed to another file), and the note stale, with the reason,
+//! when a cited text changed or cannot be found.
+//!
+//! Incremental: a state remembers the version (the index manifest's content hash) of every file
+//! it was computed from, and is computed again only when the note or one of those files
+//! changed — or, for a note whose symbol was looked for everywhere and not found, when anything
+//! in the index changed. So an index update that touched ten files re-checks the notes citing
+//! those ten files, not all of them.
+
+use std::collections::BTreeMap;
+use std::io::Read as _;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use sift_indexer::CodeIndex;
+use sift_indexer::manifest::Manifest;
+use sift_runtime::sandbox::Policy;
+
+use super::cite::{self, Located};
+use super::note::{Citation, Note};
+
+/// The code notes are checked against.
+pub trait Code {
+    /// A path from the user (relative or absolute) as a workspace-relative one, or why not.
+    fn relative(&self, path: &str) -> Result<String, String>;
+    /// The current text of a file (`None`: missing, unreadable, not text, or a secret file).
+    fn text(&self, rel: &str) -> Option<String>;
+    /// A version of the file that changes with its content (`None`: unknown; always re-read).
+    fn version(&self, rel: &str) -> Option<String>;
+    /// Changes whenever any file may have changed.
+    fn generation(&self) -> String;
+    /// Files that may define a symbol named `name` (a superset is fine).
+    fn defining(&self, name: &str) -> Vec<String>;
+}
+
+/// Where a citation's code is now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Resolution {
+    /// Here, with what it hashes to now (equal to the citation's, or not).
+    Found {
+        /// The file.
+        path: String,
+        /// First line, 1-based.
+        start: usize,
+        /// Last line, 1-based, inclusive.
+        end: usize,
+        /// The hash of the text there now.
+        hash: String,
+    },
+    /// Nowhere: why.
+    Lost(String),
+}
+
+/// Looks a citation up in the code as it is now (see the module documentation).
+pub fn resolve(c: &Citation, code: &dyn Code) -> Resolution {
+    resolve_with(c, code).0
+}
+
+/// [`resolve`], and whether the answer depends on every file (a symbol looked for everywhere).
+fn resolve_with(c: &Citation, code: &dyn Code) -> (Resolution, Vec<String>, bool) {
+    let hint = c.line_range();
+    let symbol = c.symbol.as_deref();
+    let mut deps = vec![c.path.clone()];
+    let here = code.text(&c.path);
+    let found = |path: &str, located: Located| match located {
+        Located::At { start, end, hash } => {
+            Some(Resolution::Found { path: path.to_string(), start, end, hash })
+        }
+        _ => None,
+    };
+    if let Some(text) = &here {
+        match cite::locate(&c.path, text, symbol, hint, &c.hash) {
+            Located::At { start, end, hash } => {
+                return (Resolution::Found { path: c.path.clone(), start, end, hash }, deps, false);
+            }
+            Located::Ambiguous(spans) => {
+                let at: Vec<String> = spans.iter().map(|(a, b)| format!("{a}-{b}")).collect();
+                let reason = format!(
+                    "{} is defined {} times in {} now (lines {})",
+                    symbol.unwrap_or("?"),
+                    spans.len(),
+                    c.path,
+                    at.join(", ")
+                );
+                return (Resolution::Lost(reason), deps, false);
+            }
+            Located::LinesGone => {
+                let reason =
+                    format!("{} no longer has lines {}", c.path, c.lines.as_deref().unwrap_or("?"));
+                return (Resolution::Lost(reason), deps, false);
+            }
+            Located::NoSymbol => {}
+        }
+    }
+    let Some(symbol) = symbol else {
+        return (
+            Resolution::Lost(format!("{} was deleted or cannot be read", c.path)),
+            deps,
+            false,
+        );
+    };
+    // The symbol left its file: follow it when exactly one other definition is its, or unique.
+    let (_, name) = cite::split_symbol(symbol);
+    let mut elsewhere = Vec::new();
+    for path in code.defining(name) {
+        if path == c.path {
+            continue;
+        }
+        let Some(text) = code.text(&path) else { continue };
+        if let Some(r) = found(&path, cite::locate(&path, &text, Some(symbol), None, &c.hash)) {
+            deps.push(path.clone());
+            elsewhere.push(r);
+        }
+    }
+    let same = elsewhere
+        .iter()
+        .filter(|r| matches!(r, Resolution::Found { hash, .. } if *hash == c.hash))
+        .count();
+    let gone = if here.is_some() {
+        format!("{symbol} is no longer defined in {}", c.path)
+    } else {
+        format!("{} was deleted and {symbol} is not defined elsewhere", c.path)
+    };
+    if same == 1 {
+        let r = elsewhere
+            .into_iter()
+            .find(|r| matches!(r, Resolution::Found { hash, .. } if *hash == c.hash));
+        return (r.expect("one"), deps, false);
+    }
+    match elsewhere.len() {
+        0 if here.is_some() => {
+            (Resolution::Lost(format!("{gone} nor anywhere else in the index")), deps, true)
+        }
+        0 => (Resolution::Lost(gone), deps, true),
+        1 => (elsewhere.pop().expect("one"), deps, false),
+        _ => {
+            let paths: Vec<String> = elsewhere
+                .iter()
+                .filter_map(|r| match r {
+                    Resolution::Found { path, .. } => Some(path.clone()),
+                    Resolution::Lost(_) => None,
+                })
+                .collect();
+            (
+                Resolution::Lost(format!("{gone}; it is defined in {}", paths.join(", "))),
+                deps,
+                false,
+            )
+        }
+    }
+}
+
+/// A citation's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    /// The cited text is where the note says.
+    Fresh,
+    /// The cited text is unchanged but elsewhere (other lines or another file).
+    Moved,
+    /// The cited code is there, changed.
+    Changed,
+    /// The cited code cannot be found.
+    Lost,
+}
+
+/// One citation, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CiteState {
+    /// `path#symbol` or `path:lines`, as the note has it.
+    pub label: String,
+    /// Its state.
+    pub status: Status,
+    /// Where it is now (`path:start-end`), when found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub now: Option<String>,
+    /// Why it is stale, when it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// A note, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct State {
+    /// Why the note is stale (the first stale citation's reason); `None`: fresh.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
+    /// Each citation, in the note's order.
+    pub citations: Vec<CiteState>,
+    /// The note's content hash when checked.
+    note: String,
+    /// The version of each file the state was computed from ("" where unknown).
+    deps: BTreeMap<String, String>,
+    /// Computed from a look through every file: valid only for this generation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    wide: Option<String>,
+}
+
+impl State {
+    /// Whether every citation still holds.
+    pub fn is_fresh(&self) -> bool {
+        self.stale.is_none()
+    }
+
+    /// `fresh`, `moved` (fresh, and a citation's location moved) or `stale`.
+    pub fn word(&self) -> &'static str {
+        if self.stale.is_some() {
+            "stale"
+        } else if self.citations.iter().any(|c| c.status == Status::Moved) {
+            "moved"
+        } else {
+            "fresh"
+        }
+    }
+}
+
+/// Every note's state, and the generation they were checked at.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct States {
+    /// The code's generation at the last check.
+    pub generation: String,
+    /// By slug.
+    pub notes: BTreeMap<String, State>,
+}
+
+/// What [`check`] did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Checked {
+    /// Notes checked again.
+    pub rechecked: usize,
+    /// Notes whose state was still valid.
+    pub reused: usize,
+}
+
+fn note_hash(note: &Note) -> String {
+    cite::text_hash(&note.render())
+}
+
+/// Checks one note now.
+pub fn check_note(note: &Note, code: &dyn Code) -> State {
+    let generation = code.generation();
+    let mut deps = BTreeMap::new();
+    let mut wide = None;
+    let mut citations = Vec::with_capacity(note.front.citations.len());
+    let mut stale = None;
+    for c in &note.front.citations {
+        let (resolution, paths, everywhere) = resolve_with(c, code);
+        for path in paths {
+            let version = code.version(&path).unwrap_or_default();
+            deps.insert(path, version);
+        }
+        if everywhere {
+            wide = Some(generation.clone());
+        }
+        let state = match resolution {
+            Resolution::Found { path, start, end, hash } => {
+                let now = format!("{path}:{}", super::note::format_lines(start, end));
+                if hash != c.hash {
+                    let reason = if path != c.path {
+                        format!("the cited code moved to {now} and changed")
+                    } else if c.symbol.is_some() {
+                        format!("the cited code changed (now at {now})")
+                    } else {
+                        format!("the text at {now} changed")
+                    };
+                    CiteState {
+                        label: c.label(),
+                        status: Status::Changed,
+                        reason: Some(reason),
+                        now: Some(now),
+                    }
+                } else {
+                    let same = path == c.path && c.line_range() == Some((start, end));
+                    let status = if same { Status::Fresh } else { Status::Moved };
+                    CiteState { label: c.label(), status, now: Some(now), reason: None }
+                }
+            }
+            Resolution::Lost(reason) => CiteState {
+                label: c.label(),
+                status: Status::Lost,
+                now: None,
+                reason: Some(reason),
+            },
+        };
+        if stale.is_none()
+            && let Some(reason) = &state.reason
+        {
+            stale = Some(format!("{}: {reason}", state.label));
+        }
+        citations.push(state);
+    }
+    State { stale, citations, note: note_hash(note), deps, wide }
+}
+
+/// Checks `notes` against `code`, reusing from `before` every state whose note and files have
+/// not changed since. Notes no longer present are dropped.
+pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Checked) {
+    let generation = code.generation();
+    let mut out = States { generation: generation.clone(), notes: BTreeMap::new() };
+    let mut did = Checked::default();
+    let mut versions: BTreeMap<String, String> = BTreeMap::new();
+    for note in notes {
+        let valid = before.notes.get(&note.slug).filter(|old| {
+            old.wide.as_ref().is_none_or(|g| *g == generation)
+                && old.deps.iter().all(|(path, version)| {
+                    !version.is_empty()
+                        && *versions
+                            .entry(path.clone())
+                            .or_insert_with(|| code.version(path).unwrap_or_default())
+                            == *version
+                })
+                && old.note == note_hash(note)
+        });
+        let state = match valid {
+            Some(old) => {
+                did.reused += 1;
+                old.clone()
+            }
+            None => {
+                did.rechecked += 1;
+                check_note(note, code)
+            }
+        };
+        out.notes.insert(note.slug.clone(), state);
+    }
+    (out, did)
+}
+
+/// The code of an indexed workspace: text from disk through the sandbox's policy (never a
+/// secret file, never outside the root), versions from the index's manifest, definitions found
+/// through the index's symbol field.
+pub struct IndexedCode<'a> {
+    root: &'a Path,
+    index: &'a CodeIndex,
+    policy: &'a Policy,
+    manifest: Manifest,
+    generation: String,
+}
+
+/// Files larger than this are not cited.
+const MAX_CITED_BYTES: u64 = 4 * 1024 * 1024;
+
+impl<'a> IndexedCode<'a> {
+    /// The code of `index`'s latest commit.
+    pub fn new(index: &'a CodeIndex, policy: &'a Policy) -> crate::Result<IndexedCode<'a>> {
+        Ok(IndexedCode {
+            root: index.root(),
+            index,
+            policy,
+            manifest: index.manifest()?,
+            generation: index.manifest_name()?.unwrap_or_default(),
+        })
+    }
+}
+
+impl Code for IndexedCode<'_> {
+    fn relative(&self, path: &str) -> Result<String, String> {
+        let abs = self.policy.resolve_read(path).map_err(|d| d.reason)?;
+        let rel =
+            abs.strip_prefix(self.root).map_err(|_| format!("{path} is outside the workspace"))?;
+        if self.policy.is_secret(rel) {
+            return Err(format!("{path} is a secret file: notes never cite secrets"));
+        }
+        Ok(sift_indexer::walk::relative(Path::new(""), rel))
+    }
+
+    fn text(&self, rel: &str) -> Option<String> {
+        let file = self.policy.open_read(rel).ok()?;
+        let mut bytes = Vec::new();
+        file.take(MAX_CITED_BYTES + 1).read_to_end(&mut bytes).ok()?;
+        if bytes.len() as u64 > MAX_CITED_BYTES {
+            return None;
+        }
+        String::from_utf8(bytes).ok()
+    }
+
+    fn version(&self, rel: &str) -> Option<String> {
+        self.manifest.files.get(rel).map(|r| r.hash.clone())
+    }
+
+    fn generation(&self) -> String {
+        self.generation.clone()
+    }
+
+    fn defining(&self, name: &str) -> Vec<String> {
+        // Chunks that define the name rank first (the symbol field weighs most); members of
+        // small classes are inside their class's chunk, so every file among the first hits is
+        // a candidate, confirmed by parsing it.
+        let opts = sift_indexer::SearchOptions { k: 20, max_per_file: Some(1) };
+        let Ok(hits) = self.index.search(name, &opts) else { return Vec::new() };
+        let mut paths: Vec<String> = hits.into_iter().map(|h| h.path).collect();
+        paths.dedup();
+        paths
+    }
+}

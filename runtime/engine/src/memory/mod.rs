@@ -1,0 +1,432 @@
+//! Memory notes: what was learned about a codebase, one fact per file in `.sift/memory/`, each
+//! citing the code it is about and knowing when that code has changed.
+//!
+//! - [`note`]: the file format (TOML front matter between `+++` lines, then Markdown).
+//! - [`cite`]: definitions of a file, the hash of cited text, where a citation is now.
+//! - [`check`]: every note's state against the code (fresh, moved, stale with the reason),
+//!   incremental: a note is looked at again only when it or a file it depends on changed.
+//! - [`find`]: retrieval, with the index's tokenizer, the workspace's embedder and the
+//!   search's own fusion; fresh notes rank before stale ones.
+//!
+//! Nothing here writes a note unless asked: [`Memory::write`] is called by `sift memory add`,
+//! `edit`, `verify` and the editor's commands; the agent's `remember` only proposes a note.
+//! The states are a cache (`.sift/memory-state.json`, gitignored), so checking never rewrites a
+//! committed file.
+
+use std::path::{Path, PathBuf};
+
+use sift_indexer::store::{Entry, Store};
+
+pub mod check;
+pub mod cite;
+pub mod find;
+pub mod note;
+
+pub use check::{CiteState, Code, IndexedCode, State, States, Status};
+pub use note::{Author, Citation, Front, Note, ParseError};
+
+/// `.sift/memory/`: the notes (committed).
+pub const NOTES_DIR: Entry = Entry::shared_dir("memory", "memory");
+/// `.sift/memory-state.json`: every note's last checked state (a cache).
+pub const STATE_FILE: Entry = Entry::cache_file("memory", "memory-state.json");
+/// Every entry memory registers with the store.
+pub const STORE_ENTRIES: &[Entry] = &[NOTES_DIR, STATE_FILE];
+
+/// What went wrong with a note or a citation; each says what to do.
+#[derive(Debug, thiserror::Error)]
+pub enum MemoryError {
+    /// No note has this slug.
+    #[error("no note {0:?} in .sift/memory/ (`sift memory list` shows them)")]
+    NoSuchNote(String),
+    /// A slug that sift would not write.
+    #[error("{0:?} is not a note's name: lowercase letters, digits and `-` only")]
+    BadSlug(String),
+    /// A note file that does not parse.
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    /// A citation that does not resolve (why, and what would).
+    #[error("citation {spec}: {reason}")]
+    Citation {
+        /// The citation as given.
+        spec: String,
+        /// Why it does not resolve.
+        reason: String,
+    },
+    /// The note is empty.
+    #[error("a note needs some text")]
+    Empty,
+    /// Reading or writing a note failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The failure.
+        source: std::io::Error,
+    },
+    /// The store refused the write.
+    #[error(transparent)]
+    Store(#[from] sift_indexer::Error),
+}
+
+/// The notes folder of one repository.
+#[derive(Debug, Clone)]
+pub struct Memory {
+    dir: PathBuf,
+    state: PathBuf,
+}
+
+impl Memory {
+    /// The notes of the store's repository (nothing is created until a note is written).
+    pub fn open(store: &Store) -> Memory {
+        Memory { dir: store.path(&NOTES_DIR), state: store.path(&STATE_FILE) }
+    }
+
+    /// The folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// A note's file.
+    pub fn path(&self, slug: &str) -> PathBuf {
+        self.dir.join(format!("{slug}.md"))
+    }
+
+    /// Every note, by slug, and the files that do not parse (reported, never dropped or
+    /// rewritten). No folder: no notes.
+    pub fn load(&self) -> (Vec<Note>, Vec<ParseError>) {
+        let mut notes = Vec::new();
+        let mut broken = Vec::new();
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return (notes, broken) };
+        let mut files: Vec<(String, PathBuf)> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let path = e.path();
+                let slug = path.file_name()?.to_str()?.strip_suffix(".md")?.to_string();
+                e.file_type().ok()?.is_file().then_some((slug, path))
+            })
+            .collect();
+        files.sort();
+        for (slug, path) in files {
+            match std::fs::read(&path) {
+                Ok(bytes) => match String::from_utf8(bytes) {
+                    Ok(text) => match Note::parse(&slug, &text) {
+                        Ok(note) => notes.push(note),
+                        Err(e) => broken.push(e),
+                    },
+                    Err(_) => broken.push(ParseError { slug, reason: "not UTF-8 text".into() }),
+                },
+                Err(e) => broken.push(ParseError { slug, reason: e.to_string() }),
+            }
+        }
+        (notes, broken)
+    }
+
+    /// One note.
+    pub fn read(&self, slug: &str) -> Result<Note, MemoryError> {
+        if !note::valid_slug(slug) {
+            return Err(MemoryError::BadSlug(slug.into()));
+        }
+        let path = self.path(slug);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(MemoryError::NoSuchNote(slug.into()));
+            }
+            Err(source) => return Err(MemoryError::Io { path, source }),
+        };
+        Ok(Note::parse(slug, &text)?)
+    }
+
+    /// Writes a note (atomically; the folder is made when missing).
+    pub fn write(&self, note: &Note) -> Result<PathBuf, MemoryError> {
+        if !note::valid_slug(&note.slug) {
+            return Err(MemoryError::BadSlug(note.slug.clone()));
+        }
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|source| MemoryError::Io { path: self.dir.clone(), source })?;
+        let path = self.path(&note.slug);
+        sift_indexer::store::write_atomic(&path, note.render().as_bytes())?;
+        Ok(path)
+    }
+
+    /// A slug for `title` that no note has yet (`-2`, `-3`… appended).
+    pub fn free_slug(&self, title: &str) -> String {
+        let base = note::slugify(title);
+        let mut slug = base.clone();
+        let mut n = 2;
+        while self.path(&slug).exists() {
+            slug = format!("{base}-{n}");
+            n += 1;
+        }
+        slug
+    }
+
+    /// Deletes a note.
+    pub fn remove(&self, slug: &str) -> Result<(), MemoryError> {
+        if !note::valid_slug(slug) {
+            return Err(MemoryError::BadSlug(slug.into()));
+        }
+        let path = self.path(slug);
+        match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(MemoryError::NoSuchNote(slug.into()))
+            }
+            Err(source) => Err(MemoryError::Io { path, source }),
+        }
+    }
+
+    /// The cached states (empty when there is no cache or it does not parse).
+    pub fn cached_states(&self) -> States {
+        std::fs::read(&self.state)
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .unwrap_or_default()
+    }
+
+    /// Keeps the states for the next process (best effort: it is a cache).
+    pub fn save_states(&self, states: &States) {
+        if let Ok(bytes) = serde_json::to_vec(states)
+            && self.state.parent().is_some_and(Path::exists)
+            && let Err(e) = sift_indexer::store::write_atomic(&self.state, &bytes)
+        {
+            tracing::debug!("could not keep the memory states: {e}");
+        }
+    }
+}
+
+/// Today, `YYYY-MM-DD` (UTC).
+pub fn today() -> String {
+    sift_runtime::review::feedback::rfc3339(std::time::SystemTime::now())[..10].to_string()
+}
+
+/// Builds a citation from `PATH`, `PATH:LINES` or `PATH#SYMBOL` against the code as it is now:
+/// the symbol must be defined exactly once in the file (qualify it as `Container.name`
+/// otherwise), the lines must exist. `PATH` alone cites the whole file.
+pub fn cite(code: &dyn Code, spec: &str) -> Result<Citation, MemoryError> {
+    let fail = |reason: String| MemoryError::Citation { spec: spec.to_string(), reason };
+    let (path, symbol, lines) = if let Some((p, s)) = spec.split_once('#') {
+        (p, Some(s.trim()), None)
+    } else if let Some((p, l)) = spec.rsplit_once(':')
+        && l.chars().all(|c| c.is_ascii_digit() || c == '-')
+        && !l.is_empty()
+    {
+        let range =
+            note::parse_lines(l).ok_or_else(|| fail(format!("{l:?} is not `N` or `N-M`")))?;
+        (p, None, Some(range))
+    } else {
+        (spec, None, None)
+    };
+    let rel = code.relative(path).map_err(fail)?;
+    let text = code.text(&rel).ok_or_else(|| {
+        fail(format!("{rel} cannot be read (missing, not text, or a secret file)"))
+    })?;
+    if let Some(symbol) = symbol {
+        if symbol.is_empty() {
+            return Err(fail("no symbol after `#`".into()));
+        }
+        let defs = cite::definitions(&rel, &text);
+        let found = cite::matching(&defs, symbol);
+        return match found.as_slice() {
+            [d] => Ok(Citation {
+                path: rel,
+                lines: Some(note::format_lines(d.start, d.end)),
+                symbol: Some(symbol.to_string()),
+                hash: cite::text_hash(&cite::lines_of(&text, d.start, d.end).unwrap_or_default()),
+            }),
+            [] => {
+                let mut names: Vec<String> = defs.iter().map(|d| d.qualified()).collect();
+                names.truncate(12);
+                Err(fail(if names.is_empty() {
+                    format!("{rel} defines no symbols sift can see; cite lines instead")
+                } else {
+                    format!("{symbol} is not defined in {rel}; it defines {}", names.join(", "))
+                }))
+            }
+            several => Err(fail(format!(
+                "{symbol} is defined {} times in {rel} ({}); qualify it",
+                several.len(),
+                several.iter().map(|d| d.qualified()).collect::<Vec<_>>().join(", ")
+            ))),
+        };
+    }
+    let total = text.lines().count();
+    let (start, end) = lines.unwrap_or((1, total.max(1)));
+    let cited = cite::lines_of(&text, start, end)
+        .ok_or_else(|| fail(format!("{rel} has {total} lines")))?;
+    Ok(Citation {
+        path: rel,
+        lines: Some(note::format_lines(start, end)),
+        symbol: None,
+        hash: cite::text_hash(&cited),
+    })
+}
+
+/// A new note from the user or the agent: the title is the text's first line unless given,
+/// the citations are resolved now (see [`cite`]).
+pub fn new_note(
+    memory: &Memory,
+    code: &dyn Code,
+    text: &str,
+    title: Option<&str>,
+    citations: &[String],
+    scope: Vec<String>,
+    author: Author,
+    origin: Option<String>,
+) -> Result<Note, MemoryError> {
+    let body = text.trim();
+    if body.is_empty() {
+        return Err(MemoryError::Empty);
+    }
+    let title = title.map(str::to_string).unwrap_or_else(|| note::title_from(body));
+    let citations = citations.iter().map(|spec| cite(code, spec)).collect::<Result<Vec<_>, _>>()?;
+    let today = today();
+    Ok(Note {
+        slug: memory.free_slug(&title),
+        front: Front {
+            title,
+            scope,
+            created: today.clone(),
+            updated: today,
+            author,
+            origin,
+            citations,
+            other: toml::Table::new(),
+        },
+        body: body.to_string(),
+    })
+}
+
+/// Re-anchors a note to the code as it is now (the user says it still holds): every citation
+/// that can be found gets its current path, lines and hash, and `updated` becomes today.
+/// Fails, changing nothing, when a citation cannot be found at all.
+pub fn reanchor(note: &mut Note, code: &dyn Code) -> Result<(), MemoryError> {
+    let mut citations = Vec::with_capacity(note.front.citations.len());
+    for c in &note.front.citations {
+        match check::resolve(c, code) {
+            check::Resolution::Found { path, start, end, hash } => citations.push(Citation {
+                path,
+                lines: Some(note::format_lines(start, end)),
+                symbol: c.symbol.clone(),
+                hash,
+            }),
+            check::Resolution::Lost(reason) => {
+                return Err(MemoryError::Citation { spec: c.label(), reason });
+            }
+        }
+    }
+    note.front.citations = citations;
+    note.front.updated = today();
+    Ok(())
+}
+
+/// The notes of a workspace with their states, as checked against its code.
+#[derive(Debug, Clone)]
+pub struct Notebook {
+    /// The folder.
+    pub memory: Memory,
+    /// Every note that parses, by slug.
+    pub notes: Vec<Note>,
+    /// Note files that do not parse.
+    pub broken: Vec<ParseError>,
+    /// Every note's state.
+    pub states: States,
+    /// What the last check did.
+    pub checked: check::Checked,
+}
+
+impl Notebook {
+    /// Loads the notes and checks them against `code`, reusing the cached states that still
+    /// hold, and keeps the new states for the next process.
+    pub fn load(memory: Memory, code: &dyn Code) -> Notebook {
+        let (notes, broken) = memory.load();
+        let mut book = Notebook { notes, broken, ..Notebook::empty(memory) };
+        let before = book.memory.cached_states();
+        book.recheck(code, &before);
+        book
+    }
+
+    /// No notes (the folder could not be checked).
+    pub fn empty(memory: Memory) -> Notebook {
+        Notebook {
+            memory,
+            notes: Vec::new(),
+            broken: Vec::new(),
+            states: States::default(),
+            checked: check::Checked::default(),
+        }
+    }
+
+    /// Reads the notes again (they may have changed on disk) and checks them.
+    pub fn reload(&mut self, code: &dyn Code) {
+        let (notes, broken) = self.memory.load();
+        self.notes = notes;
+        self.broken = broken;
+        let before = std::mem::take(&mut self.states);
+        self.recheck(code, &before);
+    }
+
+    /// Checks the notes again against `code` (after an index update).
+    pub fn recheck(&mut self, code: &dyn Code, before: &States) {
+        let (states, checked) = check::check(&self.notes, code, before);
+        if states != *before {
+            self.memory.save_states(&states);
+        }
+        self.states = states;
+        self.checked = checked;
+    }
+
+    /// A note and its state.
+    pub fn get(&self, slug: &str) -> Option<(&Note, Option<&State>)> {
+        self.notes.iter().find(|n| n.slug == slug).map(|n| (n, self.states.notes.get(slug)))
+    }
+
+    /// The notes with a citation on `line` (1-based) of `path`, where the code is now.
+    pub fn citing(&self, path: &str, line: usize) -> Vec<(&Note, Option<&State>)> {
+        self.notes
+            .iter()
+            .filter_map(|n| {
+                let state = self.states.notes.get(&n.slug);
+                let hit = n.front.citations.iter().enumerate().any(|(i, c)| {
+                    let (p, range) = where_now(c, state, i);
+                    p == path && range.is_some_and(|(a, b)| (a..=b).contains(&line))
+                });
+                hit.then_some((n, state))
+            })
+            .collect()
+    }
+
+    /// The definitions of `path` that notes cite, with how many notes cite each: `(first line,
+    /// notes)` where the cited code starts now.
+    pub fn cited_in(&self, path: &str) -> Vec<(usize, Vec<&Note>)> {
+        let mut at: std::collections::BTreeMap<usize, Vec<&Note>> = Default::default();
+        for n in &self.notes {
+            let state = self.states.notes.get(&n.slug);
+            for (i, c) in n.front.citations.iter().enumerate() {
+                let (p, range) = where_now(c, state, i);
+                if p == path
+                    && let Some((start, _)) = range
+                {
+                    let list = at.entry(start).or_default();
+                    if !list.iter().any(|m| m.slug == n.slug) {
+                        list.push(n);
+                    }
+                }
+            }
+        }
+        at.into_iter().collect()
+    }
+}
+
+/// Where the `i`th citation of a note is now: its checked location, else what the note says.
+fn where_now<'c>(
+    c: &'c Citation,
+    state: Option<&'c State>,
+    i: usize,
+) -> (&'c str, Option<(usize, usize)>) {
+    let now = state.and_then(|s| s.citations.get(i)).and_then(|s| s.now.as_deref());
+    match now.and_then(|n| n.rsplit_once(':')) {
+        Some((p, l)) => (p, note::parse_lines(l)),
+        None => (c.path.as_str(), c.line_range()),
+    }
+}
