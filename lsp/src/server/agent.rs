@@ -224,6 +224,7 @@ impl Backend {
             "rules": finished.rules,
             "model": finished.model,
             "attempts": finished.attempts,
+            "notes": finished.notes,
         });
         self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).insert(
             id,
@@ -349,6 +350,8 @@ struct Finished {
     rules: Vec<String>,
     model: String,
     attempts: Option<Value>,
+    /// The memory notes the agent proposed (`{title, text, cite}`), for the user to accept.
+    notes: Vec<Value>,
 }
 
 /// Runs the agent (one run or best-of-N) on a blocking thread.
@@ -406,6 +409,7 @@ fn run_blocking(
             rules: outcome.rules.clone(),
             model: name,
             attempts: Some(Value::Array(summary)),
+            notes: proposed(&outcome.notes),
         });
     }
     let transcript = Transcript::create(&setup.store)?;
@@ -424,8 +428,21 @@ fn run_blocking(
         detail: outcome.stop.describe(&options.budget),
         answer: outcome.answer,
         changes: outcome.changes,
+        notes: proposed(&outcome.notes),
         rules: outcome.rules,
         model: name,
         attempts: None,
     })
+}
+
+/// Proposed notes as the result carries them: what `sift.memory.add` takes back (with a
+/// `uri` of the workspace) when the user accepts one.
+fn proposed(notes: &[sift_engine::memory::Note]) -> Vec<Value> {
+    notes
+        .iter()
+        .map(|n| {
+            let cite: Vec<String> = n.front.citations.iter().map(|c| c.label()).collect();
+            json!({"title": n.front.title, "text": n.body, "cite": cite, "author": "agent"})
+        })
+        .collect()
 }

@@ -214,6 +214,7 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        self.memory_saved(&params.text_document.uri).await;
         self.reviews.saved(params.text_document.uri.clone());
         let _ = self.docs.send(DocEvent::Saved(params.text_document.uri));
     }
@@ -250,6 +251,14 @@ impl LanguageServer for Backend {
             Ok(Some(actions))
         })
         .await
+    }
+
+    async fn hover(&self, params: HoverParams) -> Result<Option<Hover>> {
+        guarded("textDocument/hover", async { Ok(self.memory_hover(params)) }).await
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> Result<Option<Vec<CodeLens>>> {
+        guarded("textDocument/codeLens", async { Ok(Some(self.memory_lenses(params))) }).await
     }
 
     async fn execute_command(&self, params: ExecuteCommandParams) -> Result<Option<Value>> {

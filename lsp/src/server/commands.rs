@@ -54,6 +54,11 @@ impl Backend {
             Command::Status => Ok(Some(json(self.status())?)),
             Command::AgentApply => self.agent_apply(&params.arguments).await.map(Some),
             Command::AgentDiscard => self.agent_discard(&params.arguments).map(Some),
+            Command::MemoryList => self.memory_list(&params.arguments).map(Some),
+            Command::MemoryShow => self.memory_show(&params.arguments).map(Some),
+            Command::MemoryAdd => self.memory_add(&params.arguments).await.map(Some),
+            Command::MemoryVerify => self.memory_change(&params.arguments, false).await.map(Some),
+            Command::MemoryDelete => self.memory_change(&params.arguments, true).await.map(Some),
             Command::Dismiss | Command::Silence | Command::ApplyFix => {
                 let (uri, what, reason) = match params.arguments.as_slice() {
                     [Value::String(uri), Value::String(what)] => (uri, what, None),

@@ -107,13 +107,7 @@ impl DocumentActor {
 
     /// The workspace holding `uri` and the document's path relative to it.
     fn locate(&self, uri: &Uri) -> Option<(Arc<Workspace>, String)> {
-        let path = uri.to_file_path()?.into_owned();
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
-        let workspaces = self.workspaces.read().unwrap_or_else(|e| e.into_inner());
-        workspaces
-            .iter()
-            .filter_map(|ws| ws.relative(&path).map(|rel| (ws.clone(), rel)))
-            .max_by_key(|(ws, _)| ws.root.as_os_str().len())
+        locate(&self.workspaces.read().unwrap_or_else(|e| e.into_inner()), uri)
     }
 
     /// Runs until the server drops the sender.
@@ -174,4 +168,14 @@ impl DocumentActor {
             Err(e) => tracing::error!("indexing the unsaved buffer {} crashed: {e}", uri.as_str()),
         }
     }
+}
+
+/// The innermost of `workspaces` holding `uri`, and the document's path relative to it.
+pub(super) fn locate(workspaces: &[Arc<Workspace>], uri: &Uri) -> Option<(Arc<Workspace>, String)> {
+    let path = uri.to_file_path()?.into_owned();
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    workspaces
+        .iter()
+        .filter_map(|ws| ws.relative(&path).map(|rel| (ws.clone(), rel)))
+        .max_by_key(|(ws, _)| ws.root.as_os_str().len())
 }

@@ -69,6 +69,9 @@ impl Backend {
                         },
                     )),
                     workspace_symbol_provider: Some(OneOf::Left(true)),
+                    // Memory notes on cited code.
+                    hover_provider: Some(HoverProviderCapability::Simple(true)),
+                    code_lens_provider: Some(CodeLensOptions { resolve_provider: Some(false) }),
                     code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
                     execute_command_provider: Some(ExecuteCommandOptions {
                         commands: Command::ALL.iter().map(|c| c.name().to_string()).collect(),
@@ -108,20 +111,28 @@ impl Backend {
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let review_overrides = overrides.clone();
         type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
-        let options = move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed)> {
-            let config = sift_engine::config::for_editor(root, overrides.as_ref())?;
-            // The server commits often, so what it indexed is soon searchable from the CLI too.
-            let opts = config.update_options(std::time::Duration::from_millis(750))?;
-            // A bad `[embed]` turns semantic search off (and says why); it does not stop indexing.
-            Ok((opts, config.embed().map_err(|e| e.to_string())))
-        };
+        type Walls = Option<sift_runtime::sandbox::Policy>;
+        let options =
+            move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed, Walls)> {
+                let config = sift_engine::config::for_editor(root, overrides.as_ref())?;
+                // The server commits often, so what it indexed is soon searchable from the CLI.
+                let opts = config.update_options(std::time::Duration::from_millis(750))?;
+                // A bad `[embed]` turns semantic search off (and says why); it does not stop
+                // indexing. A bad `[sandbox]` turns memory notes off (and is logged).
+                let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+                let walls = sift_engine::agent::setup::policy(&canonical, &config)
+                    .map_err(|e| tracing::warn!("{}: memory notes off: {e}", root.display()))
+                    .ok();
+                Ok((opts, config.embed().map_err(|e| e.to_string()), walls))
+            };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result = options(&root)
-                        .and_then(|(opts, embed)| Workspace::open(&root, opts, embed, ptx.clone()));
+                    let result = options(&root).and_then(|(opts, embed, walls)| {
+                        Workspace::open(&root, opts, embed, walls, ptx.clone())
+                    });
                     (root, result)
                 })
                 .collect::<Vec<_>>()

@@ -22,12 +22,15 @@ const HOVER_NOTES: usize = 5;
 impl Backend {
     /// The workspace holding `uri` and the path relative to it.
     pub(super) fn locate(&self, uri: &Uri) -> Option<(Arc<Workspace>, String)> {
-        let path = uri.to_file_path()?.into_owned();
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
-        self.workspaces()
-            .into_iter()
-            .filter_map(|ws| ws.relative(&path).map(|rel| (ws.clone(), rel)))
-            .max_by_key(|(ws, _)| ws.root.as_os_str().len())
+        super::documents::locate(&self.workspaces(), uri)
+    }
+
+    /// A note saved in the editor is read again (and checked) at once.
+    pub(super) async fn memory_saved(&self, uri: &Uri) {
+        let Some((ws, rel)) = self.locate(uri) else { return };
+        if rel.starts_with(".sift/memory/") && rel.ends_with(".md") {
+            let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
+        }
     }
 
     /// `textDocument/hover`: the notes citing the hovered line, stale ones flagged.
@@ -50,10 +53,16 @@ impl Backend {
             text.push_str(&note_markdown(note, *state));
         }
         if notes.len() > HOVER_NOTES {
-            text.push_str(&format!("\n…and {} more (`sift memory list`)\n", notes.len() - HOVER_NOTES));
+            text.push_str(&format!(
+                "\n…and {} more (`sift memory list`)\n",
+                notes.len() - HOVER_NOTES
+            ));
         }
         Some(Hover {
-            contents: HoverContents::Markup(MarkupContent { kind: MarkupKind::Markdown, value: text }),
+            contents: HoverContents::Markup(MarkupContent {
+                kind: MarkupKind::Markdown,
+                value: text,
+            }),
             range: None,
         })
     }
@@ -70,11 +79,8 @@ impl Backend {
                     .iter()
                     .filter(|n| book.states.notes.get(&n.slug).is_some_and(|s| !s.is_fresh()))
                     .count();
-                let mut title = format!(
-                    "{} sift note{}",
-                    notes.len(),
-                    if notes.len() == 1 { "" } else { "s" }
-                );
+                let mut title =
+                    format!("{} sift note{}", notes.len(), if notes.len() == 1 { "" } else { "s" });
                 if stale > 0 {
                     title.push_str(&format!(" ({stale} stale)"));
                 }
@@ -132,35 +138,52 @@ impl Backend {
     }
 
     /// `sift.memory.add` (`[{uri, range?, text, title?, author?}]`): a note citing the selection
-    /// (the definition it covers, else its lines; the whole file without a range). A user
-    /// command: the client sends it only when the user asked for the note (or accepted the
-    /// agent's proposal, `author: "agent"`).
+    /// (the definition it covers, else its lines; the whole file without a range); or
+    /// (`[{uri, cite: [...], text, …}]`, `uri` any file of the workspace) citing those specs,
+    /// as the agent proposed them. A user command: the client sends it only when the user asked
+    /// for the note (or accepted the agent's proposal, `author: "agent"`).
     pub(super) async fn memory_add(&self, args: &[Value]) -> Result<Value> {
-        let bad = || Error::invalid_params("sift.memory.add takes [{uri, range?, text, title?}]");
+        let bad = || {
+            Error::invalid_params(
+                "sift.memory.add takes [{uri, range?, text, title?}] or [{uri, cite: [...], text, title?}]",
+            )
+        };
         let uri: Uri = arg(args, "uri")
             .and_then(Value::as_str)
             .and_then(|u| u.parse().ok())
             .ok_or_else(bad)?;
+        let given: Option<Vec<String>> = match arg(args, "cite") {
+            None => None,
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .map(|v| v.as_str().map(str::to_string))
+                    .collect::<Option<_>>()
+                    .ok_or_else(bad)?,
+            ),
+            Some(_) => return Err(bad()),
+        };
         let text = arg(args, "text").and_then(Value::as_str).ok_or_else(bad)?.to_string();
         let title = arg(args, "title").and_then(Value::as_str).map(str::to_string);
         let author = match arg(args, "author").and_then(Value::as_str) {
             Some("agent") => Author::Agent,
             _ => Author::User,
         };
-        let range: Option<Range> = arg(args, "range").and_then(|r| serde_json::from_value(r.clone()).ok());
+        let range: Option<Range> =
+            arg(args, "range").and_then(|r| serde_json::from_value(r.clone()).ok());
         let (ws, rel) = self
             .locate(&uri)
             .ok_or_else(|| Error::invalid_params(format!("{} is in no workspace", uri.as_str())))?;
         let run = tokio::task::spawn_blocking(move || -> std::result::Result<Value, String> {
             let (policy, memory) = ws.memory_parts().ok_or("memory is not available here")?;
             let code = memory::IndexedCode::new(&ws.index, policy).map_err(|e| e.to_string())?;
-            let spec = selection_spec(&code, &rel, range);
+            let specs = given.unwrap_or_else(|| vec![selection_spec(&code, &rel, range)]);
             let note = memory::new_note(
                 memory,
                 &code,
                 &text,
                 title.as_deref(),
-                std::slice::from_ref(&spec),
+                &specs,
                 Vec::new(),
                 author,
                 None,
@@ -168,7 +191,7 @@ impl Backend {
             .map_err(|e| e.to_string())?;
             let path = memory.write(&note).map_err(|e| e.to_string())?;
             ws.refresh_memory();
-            Ok(json!({ "slug": note.slug, "path": path, "cites": spec }))
+            Ok(json!({ "slug": note.slug, "path": path, "cites": specs }))
         });
         run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params)
     }
@@ -256,5 +279,12 @@ fn note_markdown(note: &Note, state: Option<&State>) -> String {
         }
         _ => String::new(),
     };
-    format!("\n---\n**{}**{flag}\n\n{}\n\n_`{}` · {} · {}_\n", note.front.title, note.body, note.slug, note.front.author.as_str(), note.front.updated)
+    format!(
+        "\n---\n**{}**{flag}\n\n{}\n\n_`{}` · {} · {}_\n",
+        note.front.title,
+        note.body,
+        note.slug,
+        note.front.author.as_str(),
+        note.front.updated
+    )
 }

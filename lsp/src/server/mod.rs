@@ -14,6 +14,7 @@ pub mod documents;
 mod edits;
 pub mod framing;
 mod lifecycle;
+mod memory;
 pub mod position;
 pub mod protocol;
 pub mod review;

@@ -36,11 +36,22 @@ pub enum Command {
     AgentApply,
     /// Forget an agent run's change (arguments `[{id}]`).
     AgentDiscard,
+    /// Every memory note with its state (arguments `[{stale?}]`).
+    MemoryList,
+    /// Some notes in full (arguments `[{slugs}]`).
+    MemoryShow,
+    /// Write a note citing a selection, or the given citations (arguments `[{uri, range?, text,
+    /// title?, author?}]` or `[{root, cite, text, title?, author?}]`).
+    MemoryAdd,
+    /// Confirm a note still holds: re-anchor its citations (arguments `[{slug}]`).
+    MemoryVerify,
+    /// Delete a note (arguments `[{slug}]`).
+    MemoryDelete,
 }
 
 impl Command {
     /// All of them, in the order `initialize` announces them.
-    pub const ALL: [Command; 11] = [
+    pub const ALL: [Command; 16] = [
         Command::Search,
         Command::Review,
         Command::Reindex,
@@ -52,6 +63,11 @@ impl Command {
         Command::ApplyFix,
         Command::AgentApply,
         Command::AgentDiscard,
+        Command::MemoryList,
+        Command::MemoryShow,
+        Command::MemoryAdd,
+        Command::MemoryVerify,
+        Command::MemoryDelete,
     ];
 
     /// The command's name on the wire.
@@ -68,6 +84,11 @@ impl Command {
             Command::ApplyFix => "sift.applyFix",
             Command::AgentApply => "sift.agent.apply",
             Command::AgentDiscard => "sift.agent.discard",
+            Command::MemoryList => "sift.memory.list",
+            Command::MemoryShow => "sift.memory.show",
+            Command::MemoryAdd => "sift.memory.add",
+            Command::MemoryVerify => "sift.memory.verify",
+            Command::MemoryDelete => "sift.memory.delete",
         }
     }
 

@@ -7,7 +7,7 @@
 //! work.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -92,6 +92,11 @@ pub struct Workspace {
     /// Tells `sift search` in other processes that this one keeps the index fresh.
     _watching: Option<sift_indexer::WatchGuard>,
     updates: mpsc::Sender<()>,
+    /// The sandbox's policy (memory's citations are read through it) and the notes folder;
+    /// `None` when `[sandbox]` is invalid.
+    memory: Option<(sift_runtime::sandbox::Policy, sift_engine::memory::Memory)>,
+    /// The notes and their states, checked after every index update.
+    notebook: RwLock<Option<sift_engine::memory::Notebook>>,
 }
 
 /// Work requested since the last update started.
@@ -117,9 +122,12 @@ impl Workspace {
         root: &Path,
         opts: UpdateOptions,
         embed: Result<sift_runtime::embed::EmbedConfig, String>,
+        policy: Option<sift_runtime::sandbox::Policy>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
-        let (index, _notice) = CodeIndex::open_or_create(&sift_engine::store::open(root)?)?;
+        let store = sift_engine::store::open(root)?;
+        let memory = policy.map(|p| (p, sift_engine::memory::Memory::open(&store)));
+        let (index, _notice) = CodeIndex::open_or_create(&store)?;
         let manifest = index.manifest()?;
         let coverage = Coverage {
             root: index.root().display().to_string(),
@@ -144,6 +152,8 @@ impl Workspace {
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
             _watching: watching,
             updates: tx,
+            memory,
+            notebook: RwLock::new(None),
         });
         Ok((ws, Updater { rx, opts, progress }))
     }
@@ -160,6 +170,43 @@ impl Workspace {
         self.pending.lock().unwrap_or_else(|e| e.into_inner()).paths.extend(paths);
         self.semantic.stop.store(true, std::sync::atomic::Ordering::Relaxed);
         let _ = self.updates.try_send(());
+    }
+
+    /// The memory notes as last checked (`None` before the first index update, or when memory
+    /// is off).
+    pub fn notebook(&self) -> RwLockReadGuard<'_, Option<sift_engine::memory::Notebook>> {
+        self.notebook.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The policy memory reads through and the notes folder.
+    pub fn memory_parts(
+        &self,
+    ) -> Option<(&sift_runtime::sandbox::Policy, &sift_engine::memory::Memory)> {
+        self.memory.as_ref().map(|(p, m)| (p, m))
+    }
+
+    /// Reads the notes again and checks them against the committed index (blocking).
+    pub fn refresh_memory(&self) {
+        let Some((policy, memory)) = &self.memory else { return };
+        let code = match sift_engine::memory::IndexedCode::new(&self.index, policy) {
+            Ok(code) => code,
+            Err(e) => {
+                tracing::warn!("memory notes not checked: {e}");
+                return;
+            }
+        };
+        let before = self.notebook.read().unwrap_or_else(|e| e.into_inner()).clone();
+        let book = match before {
+            Some(mut book) => {
+                book.reload(&code);
+                book
+            }
+            None => sift_engine::memory::Notebook::load(memory.clone(), &code),
+        };
+        for broken in &book.broken {
+            tracing::warn!("memory note .sift/memory/{broken}");
+        }
+        *self.notebook.write().unwrap_or_else(|e| e.into_inner()) = Some(book);
     }
 
     /// A snapshot of how complete the index is.
@@ -242,6 +289,9 @@ impl Workspace {
                         what: "indexing",
                         message: summary,
                     });
+                    // The notes' citations are checked against what was just committed.
+                    let ws = self.clone();
+                    let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
                     self.clone().embed_pass(updater.progress.clone()).await;
                 }
                 Ok(Err(IndexError::Locked { .. })) => {
