@@ -284,14 +284,15 @@ impl Workspace {
                         report.changed,
                         report.removed
                     );
+                    // The notes' citations are checked against what was just committed,
+                    // before the update is announced as done.
+                    let ws = self.clone();
+                    let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
                     let _ = updater.progress.send(ProgressEvent::End {
                         root: self.root.clone(),
                         what: "indexing",
                         message: summary,
                     });
-                    // The notes' citations are checked against what was just committed.
-                    let ws = self.clone();
-                    let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
                     self.clone().embed_pass(updater.progress.clone()).await;
                 }
                 Ok(Err(IndexError::Locked { .. })) => {
