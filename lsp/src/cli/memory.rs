@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use sift_engine::memory::{self, Author, IndexedCode, Memory, Note, Notebook, State, find};
+use sift_engine::memory::{self, IndexedCode, Memory, Note, Notebook, State, find};
 use sift_indexer::CodeIndex;
 use sift_runtime::sandbox::Policy;
 
@@ -199,16 +199,14 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
     match args.command {
         MemoryCommand::Add { repo, cite, title, scope, origin, text } => {
             let ctx = Ctx::open(&repo)?;
-            let note = memory::new_note(
-                &ctx.memory,
-                &ctx.code()?,
-                &text.join(" "),
-                title.as_deref(),
-                &cite,
+            let text = text.join(" ");
+            let draft = memory::Draft {
+                title: title.as_deref(),
                 scope,
-                Author::User,
                 origin,
-            )?;
+                ..memory::Draft::new(&text, &cite)
+            };
+            let note = memory::new_note(&ctx.memory, &ctx.code()?, draft)?;
             let path = ctx.memory.write(&note)?;
             println!("wrote {} ({})", note.slug, ctx.shown(&path));
             for c in &note.front.citations {

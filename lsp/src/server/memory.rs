@@ -178,17 +178,12 @@ impl Backend {
             let (policy, memory) = ws.memory_parts().ok_or("memory is not available here")?;
             let code = memory::IndexedCode::new(&ws.index, policy).map_err(|e| e.to_string())?;
             let specs = given.unwrap_or_else(|| vec![selection_spec(&code, &rel, range)]);
-            let note = memory::new_note(
-                memory,
-                &code,
-                &text,
-                title.as_deref(),
-                &specs,
-                Vec::new(),
+            let draft = memory::Draft {
+                title: title.as_deref(),
                 author,
-                None,
-            )
-            .map_err(|e| e.to_string())?;
+                ..memory::Draft::new(&text, &specs)
+            };
+            let note = memory::new_note(memory, &code, draft).map_err(|e| e.to_string())?;
             let path = memory.write(&note).map_err(|e| e.to_string())?;
             ws.refresh_memory();
             Ok(json!({ "slug": note.slug, "path": path, "cites": specs }))

@@ -384,3 +384,86 @@ fn best_of_k_runs_isolated_attempts_and_ranks_agreement_first() {
     assert_eq!(seeds[0], None);
     assert!(seeds[2].is_some() && seeds[2] != seeds[4]);
 }
+
+#[test]
+fn the_agent_reads_fresh_notes_and_only_proposes_new_ones() {
+    use sift_engine::memory::{self, Memory, Notebook, find::NoteVectors};
+    let f = fixture();
+    let store = sift_engine::store::open(f.dir.path()).unwrap();
+    let mem = Memory::open(&store);
+    let code = memory::IndexedCode::new(&f.workspace.index, &f.policy).unwrap();
+    let cites = ["core/retry.py#backoff_delay".to_string()];
+    let note = memory::new_note(
+        &mem,
+        &code,
+        memory::Draft::new(
+            "The retry delay must stay under the load balancer's 90 s timeout.",
+            &cites,
+        ),
+    )
+    .unwrap();
+    mem.write(&note).unwrap();
+    let book = Notebook::load(mem.clone(), &code);
+    let vectors = NoteVectors::default();
+    let unsaved = BTreeMap::new();
+    let mut session = Session::new(&f.workspace, &unsaved, &f.policy, &[], rules(&f))
+        .unwrap()
+        .with_memory(agent::tools::SessionMemory { book: &book, vectors: &vectors });
+    let model = ScriptedModel::new([
+        ScriptedTurn::default().tool_call(
+            "",
+            "recall",
+            &args(serde_json::json!({"query": "retry delay timeout"})),
+        ),
+        ScriptedTurn::default().tool_call(
+            "",
+            "remember",
+            &args(serde_json::json!({
+                "text": "I will change the delay next, as this task asks.",
+            })),
+        ),
+        ScriptedTurn::default().tool_call(
+            "",
+            "remember",
+            &args(serde_json::json!({
+                "text": "clamp keeps values inside [lo, hi].", "cite": ["core/util.py#nothing"],
+            })),
+        ),
+        ScriptedTurn::default().tool_call(
+            "",
+            "remember",
+            &args(serde_json::json!({
+                "text": "clamp keeps values inside [lo, hi].", "cite": ["core/util.py#clamp"],
+            })),
+        ),
+        ScriptedTurn::text("Done."),
+    ]);
+    let options = Options::default();
+    let outcome = agent::run(
+        &mut session,
+        &model,
+        Task {
+            text: "make the retry delay shorter",
+            resumed: vec![],
+            options: &options,
+            transcript: None,
+        },
+        &Cancel::new(),
+        &mut |_| {},
+    );
+    assert_eq!(outcome.stop, Stop::Done);
+    let requests = model.requests();
+    // The fresh note came with the task, pinned.
+    let opening = format!("{:?}", requests[0].messages[1]);
+    assert!(opening.contains("90 s timeout"), "{opening}");
+    let seen = |i: usize| format!("{:?}", requests[i].messages.last().unwrap());
+    assert!(seen(1).contains("90 s timeout"), "recall: {}", seen(1));
+    assert!(seen(2).contains("not about the task at hand"), "task talk refused: {}", seen(2));
+    assert!(seen(3).contains("not defined in core/util.py"), "bad citation: {}", seen(3));
+    assert!(seen(4).contains("proposed note"), "{}", seen(4));
+    // One proposal, nothing written.
+    assert_eq!(outcome.notes.len(), 1);
+    assert_eq!(outcome.notes[0].front.author, memory::Author::Agent);
+    assert_eq!(outcome.notes[0].front.citations[0].symbol.as_deref(), Some("clamp"));
+    assert_eq!(mem.load().0.len(), 1, "a proposal is not written");
+}

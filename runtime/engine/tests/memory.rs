@@ -4,9 +4,7 @@
 
 use std::path::Path;
 
-use sift_engine::memory::{
-    self, Author, Code, IndexedCode, Memory, MemoryError, Notebook, Status, find,
-};
+use sift_engine::memory::{self, Code, IndexedCode, Memory, MemoryError, Notebook, Status, find};
 use sift_indexer::{CodeIndex, NoProgress, UpdateOptions};
 use sift_runtime::sandbox::{Policy, SandboxSettings};
 
@@ -48,17 +46,8 @@ impl Repo {
 
     fn add(&self, text: &str, cites: &[&str]) -> String {
         let cites: Vec<String> = cites.iter().map(|s| s.to_string()).collect();
-        let note = memory::new_note(
-            &self.memory,
-            &self.code(),
-            text,
-            None,
-            &cites,
-            Vec::new(),
-            Author::User,
-            None,
-        )
-        .unwrap();
+        let note =
+            memory::new_note(&self.memory, &self.code(), memory::Draft::new(text, &cites)).unwrap();
         self.memory.write(&note).unwrap();
         note.slug
     }
@@ -200,7 +189,7 @@ fn staleness_follows_a_scripted_history() {
     let first_stale = answers.iter().position(|a| a.is_stale()).unwrap();
     assert!(answers[..first_stale].iter().all(|a| !a.is_stale()));
     assert!(answers[first_stale..].iter().all(|a| a.is_stale()), "fresh before stale");
-    println!("{}", rows.join("\n"));
+    eprintln!("{}", rows.join("\n"));
 }
 
 #[test]

@@ -233,8 +233,23 @@ pub struct Checked {
     pub reused: usize,
 }
 
+/// What a state depends on in the note: its citations (its text and title do not change
+/// where the cited code is).
 fn note_hash(note: &Note) -> String {
-    cite::text_hash(&note.render())
+    let mut h = blake3::Hasher::new();
+    for c in &note.front.citations {
+        for part in [
+            c.path.as_str(),
+            c.lines.as_deref().unwrap_or(""),
+            c.symbol.as_deref().unwrap_or(""),
+            &c.hash,
+        ] {
+            h.update(part.as_bytes());
+            h.update(&[0]);
+        }
+        h.update(&[1]);
+    }
+    h.finalize().to_hex()[..16].to_string()
 }
 
 /// Checks one note now.

@@ -175,7 +175,7 @@ pub fn find<'n>(
     };
     let by_slug: HashMap<&str, &Note> = notes.iter().map(|n| (n.slug.as_str(), n)).collect();
     let cites_asked =
-        |note: &Note| note.front.citations.iter().any(|c| ask.paths.iter().any(|p| *p == c.path));
+        |note: &Note| note.front.citations.iter().any(|c| ask.paths.contains(&c.path));
     let mut answers: Vec<(usize, Answer<'n>)> = fused
         .into_iter()
         .enumerate()

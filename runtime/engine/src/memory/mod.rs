@@ -94,9 +94,21 @@ impl Memory {
     /// Every note, by slug, and the files that do not parse (reported, never dropped or
     /// rewritten). No folder: no notes.
     pub fn load(&self) -> (Vec<Note>, Vec<ParseError>) {
+        let (notes, broken, _) = self.load_since(&[], &Stamps::new());
+        (notes, broken)
+    }
+
+    /// [`Memory::load`], reusing the notes of `before` whose file has not changed since
+    /// `stamps` (size and modification time): only new or changed files are read.
+    pub fn load_since(
+        &self,
+        before: &[Note],
+        stamps: &Stamps,
+    ) -> (Vec<Note>, Vec<ParseError>, Stamps) {
+        let mut next = Stamps::new();
         let mut notes = Vec::new();
         let mut broken = Vec::new();
-        let Ok(entries) = std::fs::read_dir(&self.dir) else { return (notes, broken) };
+        let Ok(entries) = std::fs::read_dir(&self.dir) else { return (notes, broken, next) };
         let mut files: Vec<(String, PathBuf)> = entries
             .filter_map(|e| e.ok())
             .filter_map(|e| {
@@ -107,6 +119,27 @@ impl Memory {
             .collect();
         files.sort();
         for (slug, path) in files {
+            let stamp = std::fs::metadata(&path).ok().map(|m| {
+                let time =
+                    m.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+                (m.len(), time.map_or(0, |d| d.as_nanos()))
+            });
+            if let Some(stamp) = stamp {
+                // A file changed within the clock's granularity could look unchanged: read it
+                // again unless its time is safely in the past.
+                let settled = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .is_ok_and(|now| now.as_nanos().saturating_sub(stamp.1) > 2_000_000_000);
+                if settled
+                    && stamps.get(&slug) == Some(&stamp)
+                    && let Some(old) = before.iter().find(|n| n.slug == slug)
+                {
+                    next.insert(slug, stamp);
+                    notes.push(old.clone());
+                    continue;
+                }
+                next.insert(slug.clone(), stamp);
+            }
             match std::fs::read(&path) {
                 Ok(bytes) => match String::from_utf8(bytes) {
                     Ok(text) => match Note::parse(&slug, &text) {
@@ -118,7 +151,7 @@ impl Memory {
                 Err(e) => broken.push(ParseError { slug, reason: e.to_string() }),
             }
         }
-        (notes, broken)
+        (notes, broken, next)
     }
 
     /// One note.
@@ -195,6 +228,9 @@ impl Memory {
     }
 }
 
+/// Note files' sizes and modification times (ns), by slug.
+pub type Stamps = std::collections::HashMap<String, (u64, u128)>;
+
 /// Today, `YYYY-MM-DD` (UTC).
 pub fn today() -> String {
     sift_runtime::review::feedback::rfc3339(std::time::SystemTime::now())[..10].to_string()
@@ -262,18 +298,34 @@ pub fn cite(code: &dyn Code, spec: &str) -> Result<Citation, MemoryError> {
     })
 }
 
+/// What a new note says, before its citations are resolved.
+#[derive(Debug, Clone)]
+pub struct Draft<'a> {
+    /// The fact.
+    pub text: &'a str,
+    /// The title (default: the text's first line).
+    pub title: Option<&'a str>,
+    /// Citations as `PATH`, `PATH:LINES` or `PATH#SYMBOL`.
+    pub cites: &'a [String],
+    /// Path globs.
+    pub scope: Vec<String>,
+    /// Who writes it.
+    pub author: Author,
+    /// Where it came from.
+    pub origin: Option<String>,
+}
+
+impl<'a> Draft<'a> {
+    /// A user's note with these citations, no title, scope or origin.
+    pub fn new(text: &'a str, cites: &'a [String]) -> Draft<'a> {
+        Draft { text, title: None, cites, scope: Vec::new(), author: Author::User, origin: None }
+    }
+}
+
 /// A new note from the user or the agent: the title is the text's first line unless given,
 /// the citations are resolved now (see [`cite`]).
-pub fn new_note(
-    memory: &Memory,
-    code: &dyn Code,
-    text: &str,
-    title: Option<&str>,
-    citations: &[String],
-    scope: Vec<String>,
-    author: Author,
-    origin: Option<String>,
-) -> Result<Note, MemoryError> {
+pub fn new_note(memory: &Memory, code: &dyn Code, draft: Draft<'_>) -> Result<Note, MemoryError> {
+    let Draft { text, title, cites: citations, scope, author, origin } = draft;
     let body = text.trim();
     if body.is_empty() {
         return Err(MemoryError::Empty);
@@ -333,14 +385,16 @@ pub struct Notebook {
     pub states: States,
     /// What the last check did.
     pub checked: check::Checked,
+    /// The note files as last read.
+    stamps: Stamps,
 }
 
 impl Notebook {
     /// Loads the notes and checks them against `code`, reusing the cached states that still
     /// hold, and keeps the new states for the next process.
     pub fn load(memory: Memory, code: &dyn Code) -> Notebook {
-        let (notes, broken) = memory.load();
-        let mut book = Notebook { notes, broken, ..Notebook::empty(memory) };
+        let (notes, broken, stamps) = memory.load_since(&[], &Stamps::new());
+        let mut book = Notebook { notes, broken, stamps, ..Notebook::empty(memory) };
         let before = book.memory.cached_states();
         book.recheck(code, &before);
         book
@@ -354,14 +408,16 @@ impl Notebook {
             broken: Vec::new(),
             states: States::default(),
             checked: check::Checked::default(),
+            stamps: Stamps::new(),
         }
     }
 
     /// Reads the notes again (they may have changed on disk) and checks them.
     pub fn reload(&mut self, code: &dyn Code) {
-        let (notes, broken) = self.memory.load();
+        let (notes, broken, stamps) = self.memory.load_since(&self.notes, &self.stamps);
         self.notes = notes;
         self.broken = broken;
+        self.stamps = stamps;
         let before = std::mem::take(&mut self.states);
         self.recheck(code, &before);
     }

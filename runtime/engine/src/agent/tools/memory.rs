@@ -81,16 +81,13 @@ pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
         Ok(code) => code,
         Err(e) => return ToolOutput::fail(format!("the index cannot be read: {e}")),
     };
-    let note = match memory::new_note(
-        &mem.book.memory,
-        &code,
-        text,
-        str_arg(args, "title"),
-        &cites,
-        Vec::new(),
-        Author::Agent,
-        Some(format!("task: {}", s.task_summary())),
-    ) {
+    let draft = memory::Draft {
+        title: str_arg(args, "title"),
+        author: Author::Agent,
+        origin: Some(format!("task: {}", s.task_summary())),
+        ..memory::Draft::new(text, &cites)
+    };
+    let note = match memory::new_note(&mem.book.memory, &code, draft) {
         Ok(note) => note,
         Err(e) => return ToolOutput::fail(e.to_string()),
     };
