@@ -158,6 +158,11 @@ export const MIRRORED: Record<string, string> = {
     'sift/agent': 'Sift: Ask Agent (progress notification, steps and proposed files in the Sift Agent view, diffs in the diff editor)',
     'sift.agent.apply': 'Accept in the Sift Agent view or the notification (the server sends workspace/applyEdit; VS Code asks for confirmation)',
     'sift.agent.discard': 'Reject in the Sift Agent view or the notification (and when a new run replaces a proposal)',
+    'sift.memory.list': 'not mirrored yet: no Sift Memory view in this version (hover and code lens work through vscode-languageclient)',
+    'sift.memory.show': 'the code lens command; vscode-languageclient runs it (its answer is not shown yet)',
+    'sift.memory.add': 'not mirrored yet (use `sift memory add`)',
+    'sift.memory.verify': 'not mirrored yet (use `sift memory verify`)',
+    'sift.memory.delete': 'not mirrored yet (use `sift memory rm`)',
 };
 
 /** The `sift/…` methods and `sift.…` commands named in a Markdown document (docs/lsp.md). */
