@@ -137,7 +137,7 @@ impl Ctx {
     }
 
     fn code(&self) -> Result<IndexedCode<'_>> {
-        Ok(IndexedCode::new(&self.index, &self.policy)?)
+        Ok(IndexedCode::new(&self.index, &self.policy))
     }
 
     fn book(&self) -> Result<Notebook> {
@@ -151,33 +151,6 @@ impl Ctx {
     fn shown(&self, path: &Path) -> String {
         path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
     }
-}
-
-fn json_of(note: &Note, state: Option<&State>) -> serde_json::Value {
-    serde_json::json!({
-        "slug": note.slug,
-        "title": note.front.title,
-        "state": state.map_or("unchecked", State::word),
-        "stale": state.and_then(|s| s.stale.clone()),
-        "scope": note.front.scope,
-        "author": note.front.author.as_str(),
-        "origin": note.front.origin,
-        "created": note.front.created,
-        "updated": note.front.updated,
-        "citations": note.front.citations.iter().enumerate().map(|(i, c)| {
-            let checked = state.and_then(|s| s.citations.get(i));
-            serde_json::json!({
-                "path": c.path,
-                "lines": c.lines,
-                "symbol": c.symbol,
-                "hash": c.hash,
-                "status": checked.map(|s| s.status),
-                "now": checked.and_then(|s| s.now.clone()),
-                "reason": checked.and_then(|s| s.reason.clone()),
-            })
-        }).collect::<Vec<_>>(),
-        "text": note.body,
-    })
 }
 
 fn one_line(note: &Note, state: Option<&State>) -> String {
@@ -227,7 +200,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
                 }
                 shown += 1;
                 if json {
-                    println!("{}", json_of(note, state));
+                    println!("{}", memory::to_json(note, state));
                 } else {
                     println!("{}", one_line(note, state));
                 }
@@ -251,7 +224,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
                 ));
             };
             if json {
-                println!("{}", json_of(note, state));
+                println!("{}", memory::to_json(note, state));
                 return Ok(ExitCode::SUCCESS);
             }
             println!("{}  ({})", note.front.title, state.map_or("unchecked", State::word));
@@ -363,7 +336,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
             let answers = find::find(&book.notes, &book.states, &ask, Some((&semantic, &vectors)));
             for a in &answers {
                 if json {
-                    println!("{}", json_of(a.note, a.state));
+                    println!("{}", memory::to_json(a.note, a.state));
                 } else {
                     println!("{}", one_line(a.note, a.state));
                 }

@@ -176,7 +176,7 @@ impl Backend {
             .ok_or_else(|| Error::invalid_params(format!("{} is in no workspace", uri.as_str())))?;
         let run = tokio::task::spawn_blocking(move || -> std::result::Result<Value, String> {
             let (policy, memory) = ws.memory_parts().ok_or("memory is not available here")?;
-            let code = memory::IndexedCode::new(&ws.index, policy).map_err(|e| e.to_string())?;
+            let code = memory::IndexedCode::new(&ws.index, policy);
             let specs = given.unwrap_or_else(|| vec![selection_spec(&code, &rel, range)]);
             let draft = memory::Draft {
                 title: title.as_deref(),
@@ -208,8 +208,7 @@ impl Backend {
                 if delete {
                     memory.remove(&slug).map_err(|e| e.to_string())?;
                 } else {
-                    let code =
-                        memory::IndexedCode::new(&ws.index, policy).map_err(|e| e.to_string())?;
+                    let code = memory::IndexedCode::new(&ws.index, policy);
                     let mut note = memory.read(&slug).map_err(|e| e.to_string())?;
                     memory::reanchor(&mut note, &code).map_err(|e| e.to_string())?;
                     memory.write(&note).map_err(|e| e.to_string())?;
@@ -249,22 +248,10 @@ fn arg<'a>(args: &'a [Value], key: &str) -> Option<&'a Value> {
 }
 
 fn note_json(ws: &Workspace, note: &Note, state: Option<&State>) -> Value {
-    json!({
-        "root": ws.root,
-        "slug": note.slug,
-        "path": ws.memory_parts().map(|(_, m)| m.path(&note.slug)),
-        "title": note.front.title,
-        "state": state.map_or("unchecked", State::word),
-        "stale": state.and_then(|s| s.stale.clone()),
-        "author": note.front.author.as_str(),
-        "updated": note.front.updated,
-        "citations": note.front.citations.iter().enumerate().map(|(i, c)| json!({
-            "label": c.label(),
-            "path": c.path,
-            "now": state.and_then(|s| s.citations.get(i)).and_then(|s| s.now.clone()),
-        })).collect::<Vec<_>>(),
-        "text": note.body,
-    })
+    let mut value = memory::to_json(note, state);
+    value["root"] = json!(ws.root);
+    value["path"] = json!(ws.memory_parts().map(|(_, m)| m.path(&note.slug)));
+    value
 }
 
 fn note_markdown(note: &Note, state: Option<&State>) -> String {

@@ -188,13 +188,7 @@ impl Workspace {
     /// Reads the notes again and checks them against the committed index (blocking).
     pub fn refresh_memory(&self) {
         let Some((policy, memory)) = &self.memory else { return };
-        let code = match sift_engine::memory::IndexedCode::new(&self.index, policy) {
-            Ok(code) => code,
-            Err(e) => {
-                tracing::warn!("memory notes not checked: {e}");
-                return;
-            }
-        };
+        let code = sift_engine::memory::IndexedCode::new(&self.index, policy);
         let before = self.notebook.read().unwrap_or_else(|e| e.into_inner()).clone();
         let book = match before {
             Some(mut book) => {

@@ -37,7 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let _ = std::fs::remove_dir_all(memory.dir());
 
     // Notes on definitions spread over the repository's Python files: one per file in turn.
-    let code = IndexedCode::new(&index, &policy)?;
+    let code = IndexedCode::new(&index, &policy);
     let mut files: Vec<String> =
         index.manifest()?.files.into_keys().filter(|p| p.ends_with(".py")).collect();
     files.sort();
@@ -76,7 +76,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
     }
-    let book = Notebook::load(memory.clone(), &IndexedCode::new(&index, &policy)?);
+    let book = Notebook::load(memory.clone(), &IndexedCode::new(&index, &policy));
     println!("{written} notes citing {} files of {}", cited_files.len(), root.display());
     assert_eq!(book.states.notes.values().filter(|s| s.is_fresh()).count(), written);
 
@@ -103,7 +103,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         index.update_paths(&touched, &opts, &NoProgress)?;
         index.reload()?;
         if n % 2 == 1 {
-            let code = IndexedCode::new(&index, &policy)?;
+            let code = IndexedCode::new(&index, &policy);
             book.reload(&code);
             with_notes.push(started.elapsed().as_secs_f64() * 1000.0);
             assert!(book.checked.rechecked <= 10 * 8, "{:?}", book.checked);
@@ -122,7 +122,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut list = Vec::new();
     for _ in 0..rounds {
         let started = Instant::now();
-        let book = Notebook::load(memory.clone(), &IndexedCode::new(&index, &policy)?);
+        let book = Notebook::load(memory.clone(), &IndexedCode::new(&index, &policy));
         assert_eq!(book.notes.len(), written);
         list.push(started.elapsed().as_secs_f64() * 1000.0);
     }

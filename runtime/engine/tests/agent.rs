@@ -391,7 +391,7 @@ fn the_agent_reads_fresh_notes_and_only_proposes_new_ones() {
     let f = fixture();
     let store = sift_engine::store::open(f.dir.path()).unwrap();
     let mem = Memory::open(&store);
-    let code = memory::IndexedCode::new(&f.workspace.index, &f.policy).unwrap();
+    let code = memory::IndexedCode::new(&f.workspace.index, &f.policy);
     let cites = ["core/retry.py#backoff_delay".to_string()];
     let note = memory::new_note(
         &mem,

@@ -41,7 +41,7 @@ impl Repo {
     }
 
     fn code(&self) -> IndexedCode<'_> {
-        IndexedCode::new(&self.index, &self.policy).unwrap()
+        IndexedCode::new(&self.index, &self.policy)
     }
 
     fn add(&self, text: &str, cites: &[&str]) -> String {

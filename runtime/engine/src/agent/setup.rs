@@ -91,15 +91,8 @@ impl Setup {
             Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())?;
         let book = self.notebook.get_or_init(|| {
             let memory = crate::memory::Memory::open(&self.store);
-            match crate::memory::IndexedCode::new(&workspace.index, &self.policy) {
-                Ok(code) => crate::memory::Notebook::load(memory, &code),
-                Err(e) => {
-                    tracing::warn!(
-                        "agent: memory notes not checked, the index cannot be read: {e}"
-                    );
-                    crate::memory::Notebook::empty(memory)
-                }
-            }
+            let code = crate::memory::IndexedCode::new(&workspace.index, &self.policy);
+            crate::memory::Notebook::load(memory, &code)
         });
         Ok(session
             .with_memory(crate::agent::tools::SessionMemory { book, vectors: &self.note_vectors }))

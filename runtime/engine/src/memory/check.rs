@@ -311,6 +311,9 @@ pub fn check_note(note: &Note, code: &dyn Code) -> State {
 /// Checks `notes` against `code`, reusing from `before` every state whose note and files have
 /// not changed since. Notes no longer present are dropped.
 pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Checked) {
+    if notes.is_empty() {
+        return (States::default(), Checked::default());
+    }
     let generation = code.generation();
     let mut out = States { generation: generation.clone(), notes: BTreeMap::new() };
     let mut did = Checked::default();
@@ -344,13 +347,15 @@ pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Check
 
 /// The code of an indexed workspace: text from disk through the sandbox's policy (never a
 /// secret file, never outside the root), versions from the index's manifest, definitions found
-/// through the index's symbol field.
+/// through the index's symbol field. The manifest is read on first use, so a workspace without
+/// notes never pays for it; when it cannot be read, versions are unknown and every note is
+/// checked again (slower, never wrong).
 pub struct IndexedCode<'a> {
     root: &'a Path,
     index: &'a CodeIndex,
     policy: &'a Policy,
-    manifest: Manifest,
-    generation: String,
+    /// The manifest of the latest commit and its name.
+    manifest: std::cell::OnceCell<(Manifest, String)>,
 }
 
 /// Files larger than this are not cited.
@@ -358,13 +363,21 @@ const MAX_CITED_BYTES: u64 = 4 * 1024 * 1024;
 
 impl<'a> IndexedCode<'a> {
     /// The code of `index`'s latest commit.
-    pub fn new(index: &'a CodeIndex, policy: &'a Policy) -> crate::Result<IndexedCode<'a>> {
-        Ok(IndexedCode {
-            root: index.root(),
-            index,
-            policy,
-            manifest: index.manifest()?,
-            generation: index.manifest_name()?.unwrap_or_default(),
+    pub fn new(index: &'a CodeIndex, policy: &'a Policy) -> IndexedCode<'a> {
+        IndexedCode { root: index.root(), index, policy, manifest: std::cell::OnceCell::new() }
+    }
+
+    fn manifest(&self) -> &(Manifest, String) {
+        self.manifest.get_or_init(|| {
+            let read = || -> crate::Result<(Manifest, String)> {
+                Ok((self.index.manifest()?, self.index.manifest_name()?.unwrap_or_default()))
+            };
+            read().unwrap_or_else(|e| {
+                tracing::warn!(
+                    "memory: the index manifest cannot be read, every note is checked again: {e}"
+                );
+                (Manifest::default(), String::new())
+            })
         })
     }
 }
@@ -391,11 +404,11 @@ impl Code for IndexedCode<'_> {
     }
 
     fn version(&self, rel: &str) -> Option<String> {
-        self.manifest.files.get(rel).map(|r| r.hash.clone())
+        self.manifest().0.files.get(rel).map(|r| r.hash.clone())
     }
 
     fn generation(&self) -> String {
-        self.generation.clone()
+        self.manifest().1.clone()
     }
 
     fn defining(&self, name: &str) -> Vec<String> {

@@ -400,8 +400,8 @@ impl Notebook {
         book
     }
 
-    /// No notes (the folder could not be checked).
-    pub fn empty(memory: Memory) -> Notebook {
+    /// No notes yet.
+    fn empty(memory: Memory) -> Notebook {
         Notebook {
             memory,
             notes: Vec::new(),
@@ -485,4 +485,34 @@ fn where_now<'c>(
         Some((p, l)) => (p, note::parse_lines(l)),
         None => (c.path.as_str(), c.line_range()),
     }
+}
+
+/// A note with its state as JSON: what `sift memory list --json` prints and the server's
+/// `sift.memory.*` commands answer (they add the workspace's `root` and the file's `path`).
+pub fn to_json(note: &Note, state: Option<&State>) -> serde_json::Value {
+    serde_json::json!({
+        "slug": note.slug,
+        "title": note.front.title,
+        "state": state.map_or("unchecked", State::word),
+        "stale": state.and_then(|s| s.stale.clone()),
+        "scope": note.front.scope,
+        "author": note.front.author.as_str(),
+        "origin": note.front.origin,
+        "created": note.front.created,
+        "updated": note.front.updated,
+        "citations": note.front.citations.iter().enumerate().map(|(i, c)| {
+            let checked = state.and_then(|s| s.citations.get(i));
+            serde_json::json!({
+                "label": c.label(),
+                "path": c.path,
+                "lines": c.lines,
+                "symbol": c.symbol,
+                "hash": c.hash,
+                "status": checked.map(|s| s.status),
+                "now": checked.and_then(|s| s.now.clone()),
+                "reason": checked.and_then(|s| s.reason.clone()),
+            })
+        }).collect::<Vec<_>>(),
+        "text": note.body,
+    })
 }

@@ -169,7 +169,7 @@ fn memory_notes(root: &Path, index: &CodeIndex, changes: &[(String, LineFilter)]
         return String::new();
     };
     let Ok(store) = crate::store::open(root) else { return String::new() };
-    let Ok(code) = memory::IndexedCode::new(index, &policy) else { return String::new() };
+    let code = memory::IndexedCode::new(index, &policy);
     let mut book = memory::Notebook::load(memory::Memory::open(&store), &code);
     let prefix = format!("{}/{}/", sift_indexer::store::DIR, memory::NOTES_DIR.name);
     book.notes.retain(|n| {

@@ -77,10 +77,7 @@ pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
     if s.proposed.len() >= 5 {
         return ToolOutput::fail("five notes proposed already: keep only the most useful");
     }
-    let code = match memory::IndexedCode::new(&s.view.index, s.policy) {
-        Ok(code) => code,
-        Err(e) => return ToolOutput::fail(format!("the index cannot be read: {e}")),
-    };
+    let code = memory::IndexedCode::new(&s.view.index, s.policy);
     let draft = memory::Draft {
         title: str_arg(args, "title"),
         author: Author::Agent,
