@@ -160,20 +160,20 @@ fn a_newer_sifts_entries_are_reported_and_another_tools_sift_folder_refused() {
     let r = root.to_str().unwrap();
     assert!(run(&["index", r, "--quiet", "--no-embed"]).status.success());
     // What a newer sift may add to the folder this one made: reported once, left alone.
-    write(root, ".sift/memory/notes.jsonl", "{}\n");
-    write(root, ".sift/plugins.toml", "");
+    write(root, ".sift/later/notes.jsonl", "{}\n");
+    write(root, ".sift/unheard-of.toml", "");
     let out = run(&["search", "--path", r, "--json", "parse_config"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(json_lines(&out)[0]["path"], "src/config.rs");
     let err = stderr(&out);
-    assert_eq!(err.matches("holds memory, plugins.toml").count(), 1, "{err}");
+    assert_eq!(err.matches("holds later, unheard-of.toml").count(), 1, "{err}");
     let out = run(&["status", "--path", r, "--json"]);
     let status: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
-    assert_eq!(status["unknown_entries"], serde_json::json!(["memory", "plugins.toml"]));
-    assert!(stdout(&run(&["status", "--path", r])).contains("memory, plugins.toml"));
+    assert_eq!(status["unknown_entries"], serde_json::json!(["later", "unheard-of.toml"]));
+    assert!(stdout(&run(&["status", "--path", r])).contains("later, unheard-of.toml"));
     assert!(
-        root.join(".sift/memory/notes.jsonl").is_file()
-            && root.join(".sift/plugins.toml").is_file()
+        root.join(".sift/later/notes.jsonl").is_file()
+            && root.join(".sift/unheard-of.toml").is_file()
     );
 
     // A fresh clone that committed only shared files is sift's, though it has no marker yet.
