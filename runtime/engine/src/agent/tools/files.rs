@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 use sift_indexer::{Chunker, Language};
 use sift_runtime::llm::Cancel;
 
@@ -41,36 +41,57 @@ fn existing(s: &Session<'_>, args: &Value) -> Result<(String, String), ToolOutpu
 
 /// `read {path, start_line?, end_line?}`.
 pub fn read(s: &Session<'_>, args: &Value) -> ToolOutput {
+    read_answer(s, args).0
+}
+
+/// [`read`]'s answer, and the same as data: `{path, start_line, end_line, total_lines, text}`
+/// (the window's lines, each cut like the answer's).
+pub fn read_answer(s: &Session<'_>, args: &Value) -> (ToolOutput, Option<Value>) {
     let (rel, text) = match existing(s, args) {
         Ok(found) => found,
-        Err(e) => return e,
+        Err(e) => return (e, None),
     };
     let lines: Vec<&str> = text.lines().collect();
     if lines.is_empty() {
-        return ToolOutput::ok(format!("{rel} is empty"));
+        let data =
+            json!({"path": rel, "start_line": 0, "end_line": 0, "total_lines": 0, "text": ""});
+        return (ToolOutput::ok(format!("{rel} is empty")), Some(data));
     }
     let start = usize_arg(args, "start_line").unwrap_or(1);
     if start > lines.len() {
-        return ToolOutput::fail(format!(
-            "{rel} has {} lines; start_line {start} is past its end",
-            lines.len()
-        ));
+        let why = format!("{rel} has {} lines; start_line {start} is past its end", lines.len());
+        return (ToolOutput::fail(why), None);
     }
     let wanted_end = usize_arg(args, "end_line").unwrap_or(start + READ_WINDOW - 1);
     if wanted_end < start {
-        return ToolOutput::fail("end_line is before start_line");
+        return (ToolOutput::fail("end_line is before start_line"), None);
     }
-    let end = wanted_end.min(lines.len()).min(start + 4 * READ_WINDOW - 1);
+    let mut end = wanted_end.min(lines.len()).min(start + 4 * READ_WINDOW - 1);
+    // The window ends early rather than being cut mid-line by the answer's bound, so the text
+    // and the data hold the same whole lines and the hint says where to go on.
+    let width = end.to_string().len();
+    let mut body = String::new();
+    let mut window = String::new();
+    for (i, line) in lines[start - 1..end].iter().enumerate() {
+        let line = cut_line(line);
+        if i > 0 && body.len() + line.len() + width + 3 > super::MAX_OUTPUT_CHARS - 300 {
+            end = start + i - 1;
+            break;
+        }
+        let _ = writeln!(body, "{:>width$}  {line}", start + i);
+        window.push_str(&line);
+        window.push('\n');
+    }
     let mut out = format!("{rel} (lines {start}-{end} of {})", lines.len());
     if end < lines.len() {
         let _ = write!(out, "; read with start_line={} for more", end + 1);
     }
     out.push('\n');
-    let width = end.to_string().len();
-    for (i, line) in lines[start - 1..end].iter().enumerate() {
-        let _ = writeln!(out, "{:>width$}  {}", start + i, cut_line(line));
-    }
-    ToolOutput::ok(out)
+    out.push_str(&body);
+    let data = json!({
+        "path": rel, "start_line": start, "end_line": end, "total_lines": lines.len(), "text": window,
+    });
+    (ToolOutput::ok(out), Some(data))
 }
 
 /// Why `rel` has no text: a path that does not exist, with the files of that name elsewhere.
@@ -91,22 +112,38 @@ fn not_found(s: &Session<'_>, rel: &str) -> String {
 
 /// `outline {path}`: the file's definitions, as the index's chunker sees them.
 pub fn outline(s: &Session<'_>, args: &Value) -> ToolOutput {
+    outline_answer(s, args).0
+}
+
+/// [`outline`]'s answer, and the same as data: `{path, total_lines, symbols: [{name, kind,
+/// start_line, end_line, container?}]}` (`symbols` is `null` for a file without a grammar).
+pub fn outline_answer(s: &Session<'_>, args: &Value) -> (ToolOutput, Option<Value>) {
     let (rel, text) = match existing(s, args) {
         Ok(found) => found,
-        Err(e) => return e,
+        Err(e) => return (e, None),
     };
+    let total = text.lines().count();
     if Language::from_path(Path::new(&rel)).is_none() {
-        return ToolOutput::ok(format!(
-            "{rel}: no grammar for this kind of file, so no outline; use read ({} lines)",
-            text.lines().count()
-        ));
+        let out = format!(
+            "{rel}: no grammar for this kind of file, so no outline; use read ({total} lines)"
+        );
+        let data = json!({"path": rel, "total_lines": total, "symbols": null});
+        return (ToolOutput::ok(out), Some(data));
     }
     let chunked = Chunker::default().chunk(Path::new(&rel), &text);
-    let mut out = format!("{rel} ({} lines)\n", text.lines().count());
+    let mut out = format!("{rel} ({total} lines)\n");
     let mut any = false;
+    let mut symbols = Vec::new();
     for chunk in &chunked.chunks {
         let Some(symbol) = &chunk.symbol else { continue };
         any = true;
+        symbols.push(json!({
+            "name": symbol,
+            "kind": chunk.kind.as_str(),
+            "start_line": chunk.start_row + 1,
+            "end_line": chunk.end_row + 1,
+            "container": chunk.container,
+        }));
         let indent = if chunk.container.is_some() { "  " } else { "" };
         let _ = writeln!(
             out,
@@ -120,7 +157,7 @@ pub fn outline(s: &Session<'_>, args: &Value) -> ToolOutput {
     if !any {
         out.push_str("no definitions found\n");
     }
-    ToolOutput::ok(out)
+    (ToolOutput::ok(out), Some(json!({"path": rel, "total_lines": total, "symbols": symbols})))
 }
 
 /// `list {path?}`: the files under a folder; when there are many, the folders with counts.

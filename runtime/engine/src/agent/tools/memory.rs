@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Session, ToolOutput, str_arg};
 use crate::memory::{self, Author, find};
@@ -28,21 +28,32 @@ const TASK_TALK: &[&str] = &[
 
 /// `recall {query}`: the notes about `query`, with their citations and state.
 pub fn recall(s: &Session<'_>, args: &Value) -> ToolOutput {
+    recall_answer(s, args).0
+}
+
+/// [`recall`]'s answer, and the same as data: `{notes: [...]}`, each note as
+/// [`memory::to_json`] shows it (with its state), fresh ones first.
+pub fn recall_answer(s: &Session<'_>, args: &Value) -> (ToolOutput, Option<Value>) {
     let Some(query) = str_arg(args, "query").filter(|q| !q.trim().is_empty()) else {
-        return ToolOutput::fail("recall needs a query");
+        return (ToolOutput::fail("recall needs a query"), None);
     };
+    let k = super::usize_arg(args, "k").unwrap_or(5).clamp(1, 20);
     let Some(mem) = &s.memory else {
-        return ToolOutput::ok("no memory notes in this workspace");
+        let none = json!({"notes": []});
+        return (ToolOutput::ok("no memory notes in this workspace"), Some(none));
     };
-    let ask = find::Ask { text: query, paths: &[], k: 5, fresh_only: false };
+    let ask = find::Ask { text: query, paths: &[], k, fresh_only: false };
     let answers =
         find::find(&mem.book.notes, &mem.book.states, &ask, Some((s.semantic(), mem.vectors)));
+    let data = json!({
+        "notes": answers.iter().map(|a| memory::to_json(a.note, a.state)).collect::<Vec<_>>(),
+    });
     if answers.is_empty() {
-        return ToolOutput::ok(format!("no notes about {query:?}"));
+        return (ToolOutput::ok(format!("no notes about {query:?}")), Some(data));
     }
     let mut out = format!("{} note(s); stale ones cite code that changed since:\n", answers.len());
     out.push_str(&find::for_prompt(&answers, super::MAX_OUTPUT_CHARS - 200));
-    ToolOutput::ok(out)
+    (ToolOutput::ok(out), Some(data))
 }
 
 /// `remember {text, title?, cite?}`: proposes a note (see the module documentation).

@@ -306,6 +306,22 @@ impl<'a> Session<'a> {
         }
     }
 
+    /// One of the tools that only read (`search`, `read`, `outline`, `recall`) for a client
+    /// that reads structure (the MCP server): the very answer [`Session::call`] gives, and the
+    /// same as data (`None` when the call failed). The tools that change or run anything are
+    /// not offered here.
+    pub fn answer(&mut self, name: &str, args: &Value) -> (ToolOutput, Option<Value>) {
+        match name {
+            "search" => search::answer(self, args),
+            "read" => files::read_answer(self, args),
+            "outline" => files::outline_answer(self, args),
+            "recall" => memory::recall_answer(self, args),
+            other => {
+                (ToolOutput::fail(format!("{other:?} is not a tool that answers with data")), None)
+            }
+        }
+    }
+
     /// Resolves a path the model gave for reading: its workspace-relative form.
     pub(crate) fn readable(&self, path: &str) -> Result<String, ToolOutput> {
         let abs = self.policy.resolve_read(path).map_err(|d| ToolOutput::fail(d.to_string()))?;

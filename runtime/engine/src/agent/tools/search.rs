@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::{Session, ToolOutput, str_arg, usize_arg};
 use crate::search::{Query, search as engine_search};
@@ -13,13 +13,19 @@ const DEFAULT_K: usize = 8;
 /// `search {query, k?}`: ranked spans, names first (path, lines, symbol), then one snippet
 /// line each.
 pub fn search(s: &Session<'_>, args: &Value) -> ToolOutput {
+    answer(s, args).0
+}
+
+/// [`search`]'s answer, and the same as data: `{query, mode, fallback?, results: [{path,
+/// start_line, end_line, symbol?, kind, container?, line, snippet, unsaved}]}`.
+pub fn answer(s: &Session<'_>, args: &Value) -> (ToolOutput, Option<Value>) {
     let text = str_arg(args, "query").unwrap_or_default();
     let k = usize_arg(args, "k").unwrap_or(DEFAULT_K);
     // Ask for a few more: hits in files the agent deleted or may not read are dropped.
     let query = Query { max_per_file: Some(3), ..Query::new(text, k + 5) };
     let found = match engine_search(&[s.view()], &query) {
         Ok(found) => found,
-        Err(e) => return ToolOutput::fail(e.to_string()),
+        Err(e) => return (ToolOutput::fail(e.to_string()), None),
     };
     let hits: Vec<_> = found
         .hits
@@ -29,8 +35,28 @@ pub fn search(s: &Session<'_>, args: &Value) -> ToolOutput {
         .filter(|h| !s.policy.is_secret(std::path::Path::new(&h.path)))
         .take(k)
         .collect();
+    let snippet_line = |h: &sift_indexer::Hit| -> String {
+        let line = h.snippet.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+        line.chars().take(160).collect()
+    };
+    let data = json!({
+        "query": text,
+        "mode": found.mode.as_str(),
+        "fallback": found.fallback,
+        "results": hits.iter().map(|h| json!({
+            "path": h.path,
+            "start_line": h.start_line,
+            "end_line": h.end_line,
+            "symbol": h.symbol,
+            "kind": h.kind,
+            "container": h.container,
+            "line": h.match_line,
+            "snippet": snippet_line(h),
+            "unsaved": h.unsaved,
+        })).collect::<Vec<_>>(),
+    });
     if hits.is_empty() {
-        return ToolOutput::ok(format!("no results for {text:?}"));
+        return (ToolOutput::ok(format!("no results for {text:?}")), Some(data));
     }
     let mut out = format!("{} results ({} search", hits.len(), found.mode.as_str());
     if let Some(why) = &found.fallback {
@@ -49,9 +75,7 @@ pub fn search(s: &Session<'_>, args: &Value) -> ToolOutput {
     }
     out.push('\n');
     for h in &hits {
-        let line = h.snippet.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
-        let line: String = line.chars().take(160).collect();
-        let _ = writeln!(out, "{}:{}: {line}", h.path, h.match_line);
+        let _ = writeln!(out, "{}:{}: {}", h.path, h.match_line, snippet_line(h));
     }
-    ToolOutput::ok(out)
+    (ToolOutput::ok(out), Some(data))
 }
