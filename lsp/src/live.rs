@@ -1,5 +1,5 @@
-//! One workspace folder: its on-disk index, its unsaved buffers, its file watcher and the task
-//! that keeps the index fresh.
+//! One workspace folder being served (by `sift lsp` and `sift mcp` alike): its on-disk index,
+//! its unsaved buffers, the task that keeps the index fresh and the watcher that asks it to.
 //!
 //! Updates are coalesced: a request to update while one runs marks the index dirty, and one more
 //! update follows. When another process (a second editor window) holds the index's writer lock,
@@ -116,6 +116,26 @@ pub struct Updater {
 }
 
 impl Workspace {
+    /// Opens (or creates) the index of `root` with its layered configuration (`overrides`: the
+    /// editor's settings, when a client sent some). A bad `[embed]` turns semantic search off
+    /// (and says why) and a bad `[sandbox]` turns memory notes off (logged): neither stops
+    /// indexing.
+    pub fn open_configured(
+        root: &Path,
+        overrides: Option<&serde_json::Value>,
+        progress: mpsc::UnboundedSender<ProgressEvent>,
+    ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
+        let config = sift_engine::config::for_editor(root, overrides)?;
+        // A server commits often, so what it indexed is soon searchable from the CLI.
+        let opts = config.update_options(Duration::from_millis(750))?;
+        let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+        let walls = sift_engine::agent::setup::policy(&canonical, &config)
+            .map_err(|e| tracing::warn!("{}: memory notes off: {e}", root.display()))
+            .ok();
+        let embed = config.embed().map_err(|e| e.to_string());
+        Workspace::open(root, opts, embed, walls, progress)
+    }
+
     /// Opens (or creates) the index of `root`. The returned [`Updater`] must be run (see
     /// [`Workspace::run_updates`]) for the index to be built and kept fresh.
     pub fn open(
@@ -176,6 +196,11 @@ impl Workspace {
     /// is off).
     pub fn notebook(&self) -> RwLockReadGuard<'_, Option<sift_engine::memory::Notebook>> {
         self.notebook.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The sandbox's policy for this workspace (`None` when `[sandbox]` is invalid).
+    pub fn policy(&self) -> Option<&sift_runtime::sandbox::Policy> {
+        self.memory.as_ref().map(|(p, _)| p)
     }
 
     /// The policy memory reads through and the notes folder.
@@ -338,6 +363,19 @@ impl Workspace {
             }
         }
     }
+}
+
+/// Watches a served workspace's root: named files update by themselves, a lost watcher walks
+/// the tree. Dropping the watcher stops it; it never keeps the workspace alive.
+pub fn watch(ws: &Arc<Workspace>) -> notify::Result<crate::watch::TreeWatcher> {
+    let weak = Arc::downgrade(ws);
+    crate::watch::watch_tree(&ws.root, move |change| {
+        let Some(ws) = weak.upgrade() else { return };
+        match change {
+            crate::watch::Change::Rescan => ws.request_update(),
+            crate::watch::Change::Paths(paths) => ws.request_paths(paths),
+        }
+    })
 }
 
 impl std::ops::Deref for Workspace {

@@ -14,6 +14,7 @@ mod eval;
 mod feedback;
 mod index;
 pub mod lsp;
+mod mcp;
 mod memory;
 mod model;
 mod progress;
@@ -41,6 +42,9 @@ enum Command {
     Status(status::StatusArgs),
     /// Run the language server over stdio (for editors).
     Lsp(lsp::LspArgs),
+    /// Run the MCP server over stdio: sift's search, review and memory as tools for other
+    /// agents (Claude Code, Codex CLI, Cursor, Zed, VS Code).
+    Mcp(mcp::McpArgs),
     /// Install the models, say which would be used, or ask the language model a question.
     Model(model::ModelArgs),
     /// Measure search quality on a file of questions with known answers.
@@ -110,6 +114,7 @@ fn parse_mode() -> impl clap::builder::TypedValueParser<Value = sift_engine::Mod
 pub fn run(cli: Cli) -> Result<ExitCode> {
     init_tracing(match &cli.command {
         Command::Lsp(args) => args.log_file.as_deref(),
+        Command::Mcp(args) => args.log_file.as_deref(),
         _ => None,
     })?;
     match cli.command {
@@ -117,6 +122,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => search::run(args),
         Command::Status(args) => status::run(args),
         Command::Lsp(args) => lsp::run(args),
+        Command::Mcp(args) => mcp::run(args),
         Command::Model(args) => model::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),

@@ -357,7 +357,7 @@ struct Finished {
 /// Runs the agent (one run or best-of-N) on a blocking thread.
 #[allow(clippy::too_many_arguments)]
 fn run_blocking(
-    workspace: &super::workspace::Workspace,
+    workspace: &crate::live::Workspace,
     root: &std::path::Path,
     overrides: Option<&Value>,
     unsaved: &BTreeMap<String, String>,

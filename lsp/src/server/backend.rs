@@ -30,7 +30,7 @@ use super::position::Encoding;
 use super::protocol::{SearchParams, SearchResponse, StatusResponse};
 use super::review::Reviews;
 use super::search;
-use super::workspace::Workspace;
+use crate::live::Workspace;
 use crate::watch::TreeWatcher;
 
 /// Shared server state.

@@ -3,10 +3,8 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
 
 use serde_json::Value;
-use sift_indexer::UpdateOptions;
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::Result;
@@ -16,8 +14,7 @@ use super::backend::Backend;
 use super::documents::DocumentActor;
 use super::position::Encoding;
 use super::protocol::Command;
-use super::workspace::{ProgressEvent, Workspace};
-use crate::watch::{Change, TreeWatcher, watch_tree};
+use crate::live::{ProgressEvent, Workspace};
 
 impl Backend {
     /// `initialize`: negotiates the position encoding, notes the roots and the editor's
@@ -110,29 +107,12 @@ impl Backend {
         // settings (initializationOptions), the environment.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let review_overrides = overrides.clone();
-        type Embed = std::result::Result<sift_runtime::embed::EmbedConfig, String>;
-        type Walls = Option<sift_runtime::sandbox::Policy>;
-        let options =
-            move |root: &std::path::Path| -> anyhow::Result<(UpdateOptions, Embed, Walls)> {
-                let config = sift_engine::config::for_editor(root, overrides.as_ref())?;
-                // The server commits often, so what it indexed is soon searchable from the CLI.
-                let opts = config.update_options(std::time::Duration::from_millis(750))?;
-                // A bad `[embed]` turns semantic search off (and says why); it does not stop
-                // indexing. A bad `[sandbox]` turns memory notes off (and is logged).
-                let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-                let walls = sift_engine::agent::setup::policy(&canonical, &config)
-                    .map_err(|e| tracing::warn!("{}: memory notes off: {e}", root.display()))
-                    .ok();
-                Ok((opts, config.embed().map_err(|e| e.to_string()), walls))
-            };
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result = options(&root).and_then(|(opts, embed, walls)| {
-                        Workspace::open(&root, opts, embed, walls, ptx.clone())
-                    });
+                    let result = Workspace::open_configured(&root, overrides.as_ref(), ptx.clone());
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -163,7 +143,7 @@ impl Backend {
         let watching = tokio::task::spawn_blocking(move || {
             opened
                 .iter()
-                .filter_map(|ws| match watch(ws) {
+                .filter_map(|ws| match crate::live::watch(ws) {
                     Ok(w) => Some(w),
                     Err(e) => {
                         tracing::warn!("cannot watch {}: {e}", ws.root.display());
@@ -196,18 +176,6 @@ type Ongoing = HashMap<
         u32,
     ),
 >;
-
-/// Watches a workspace root: named files update by themselves, a lost watcher walks the tree.
-fn watch(ws: &Arc<Workspace>) -> notify::Result<TreeWatcher> {
-    let weak = Arc::downgrade(ws);
-    watch_tree(&ws.root, move |change| {
-        let Some(ws) = weak.upgrade() else { return };
-        match change {
-            Change::Rescan => ws.request_update(),
-            Change::Paths(paths) => ws.request_paths(paths),
-        }
-    })
-}
 
 /// Turns update progress into LSP work-done progress, one token per running update.
 async fn report_progress(

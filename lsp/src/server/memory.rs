@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::backend::{Backend, internal};
-use super::workspace::Workspace;
+use crate::live::Workspace;
 
 /// The most notes one hover shows.
 const HOVER_NOTES: usize = 5;

@@ -20,7 +20,6 @@ pub mod protocol;
 pub mod review;
 mod search;
 mod test_hooks;
-pub mod workspace;
 
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::mpsc;
