@@ -20,7 +20,7 @@ pub struct Citation {
     pub label: String,
     /// `fresh`, `moved`, `changed`, `lost` (none when unchecked).
     pub status: Option<String>,
-    /// Where the cited code is now, when it moved.
+    /// Where the cited code is now (shown only when it moved).
     pub now: Option<String>,
     /// Why the citation is not fresh.
     pub reason: Option<String>,
@@ -168,7 +168,13 @@ pub fn format_output(query: &str, notes: &[Note]) -> Output {
         let _ = writeln!(text, "**{}** — {state}\n", note.title);
         for c in &note.citations {
             let status = c.status.as_deref().unwrap_or("unchecked");
-            let now = c.now.as_deref().map(|n| format!(", now at {n}")).unwrap_or_default();
+            // sift reports where every citation is now; it is news only when the code moved.
+            let now = c
+                .now
+                .as_deref()
+                .filter(|_| status == "moved")
+                .map(|n| format!(", now at {n}"))
+                .unwrap_or_default();
             let why = c.reason.as_deref().map(|r| format!(": {r}")).unwrap_or_default();
             let _ = writeln!(text, "- cites `{}` ({status}{now}{why})", c.label);
         }
@@ -249,6 +255,10 @@ mod tests {
         let fresh = &out.text[out.sections[0].range.clone()];
         assert!(fresh.starts_with("**Totals are rounded once** — fresh\n"), "{fresh}");
         assert!(fresh.contains("- cites `billing/invoice.py#compute_invoice_total` (fresh)\n"));
+        // sift says where a fresh citation is too; only a moved one's place is shown.
+        let located = FRESH.replace(r#""now":null"#, r#""now":"billing/invoice.py:13-16""#);
+        let out2 = format_output("", &parse_notes(&located).unwrap());
+        assert!(out2.text.contains("(fresh)\n"), "{}", out2.text);
         assert!(fresh.contains("Totals are rounded once, at the end.\n"));
         assert!(fresh.contains("_`.sift/memory/totals-round-once.md` · user · 2026-12-02_"));
         let stale = &out.text[out.sections[1].range.clone()];
