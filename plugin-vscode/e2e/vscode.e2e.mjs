@@ -4,7 +4,8 @@
 // It installs the .vsix, opens a copy of e2e/fixture, waits for sift to index it (status bar),
 // runs "Sift: Search Codebase", types a query, accepts the best result and checks that the right
 // file opens at the right line; then runs "Sift: Review Changes" and checks the server's answer
-// is shown; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
+// is shown; opens the Sift Memory view on the fixture's two notes (one fresh, one stale), opens a
+// note, verifies the stale one and deletes the other (after the modal question); asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
 // shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
 // confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
@@ -12,7 +13,8 @@
 // server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
 // agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
-// agent-cancelled.png, after-restart.png; failure.png when a step fails).
+// agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
+// memory-delete-confirm.png, memory-deleted.png; failure.png when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -163,6 +165,10 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
                 'extensions.autoCheckUpdates': false,
                 'chat.commandCenter.enabled': false,
                 'workbench.colorTheme': 'Default Dark Modern',
+                // The Sift container holds two views (Agent, Memory): VS Code then shows a view's
+                // title actions (Accept, Reject, Retry…) only while it is hovered or focused.
+                // Keep them visible, so the test clicks what a user sees on hover.
+                'workbench.view.alwaysShowHeaderActions': true,
             },
             null,
             2,
@@ -311,6 +317,73 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.locator('.notifications-toasts .notification-toast', { hasText: 'updating the index of 1 workspace folder' }).waitFor({ timeout: 20000 });
         await page.waitForTimeout(800);
         await shot('status-reindex.png');
+
+        // The Sift Memory view: the fixture's two notes (.sift/memory/), the fresh one first, the
+        // stale one (its cited code changed since it was written) below it, flagged with the
+        // reason and a warning icon. A note opens its file; Verify makes the stale one fresh;
+        // Delete asks first (a modal dialog), then removes the file.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Focus on Memory View');
+        const memoryRow = (re) => page.locator('.sidebar .monaco-list-row', { hasText: re }).first();
+        const freshRow = memoryRow(/Invoice totals are rounded once/);
+        const staleRow = memoryRow(/Discounts are capped at 50 percent/);
+        await freshRow.waitFor({ timeout: 20000 });
+        await staleRow.waitFor({ timeout: 20000 });
+        const memoryRows = (await page.locator('.sidebar .monaco-list-row').allTextContents()).map(text);
+        t.diagnostic(`memory view: ${memoryRows.join(' | ')}`);
+        const freshAt = memoryRows.findIndex((r) => /Invoice totals are rounded once/.test(r));
+        const staleAt = memoryRows.findIndex((r) => /Discounts are capped at 50 percent/.test(r));
+        assert.match(memoryRows[freshAt], /Invoice totals are rounded once.*fresh/);
+        assert.match(memoryRows[staleAt], /Discounts are capped at 50 percent.*stale: billing\/discounts\.py#apply_discount/);
+        assert.ok(freshAt < staleAt, 'the stale note is ranked below the fresh one');
+        assert.equal(await staleRow.locator('.codicon-warning').count(), 1, 'the stale note is flagged with a warning icon');
+        assert.equal(await freshRow.locator('.codicon-warning').count(), 0);
+        assert.ok(await page.locator('.sidebar', { hasText: '2 notes, 1 stale' }).count() > 0, 'the view says how many are stale');
+        // Widen the side bar (drag its sash) so the screenshot shows each note's freshness.
+        const sidebarBox = await page.locator('.part.sidebar').boundingBox();
+        const sashX = sidebarBox.x + sidebarBox.width;
+        await page.mouse.move(sashX, 300);
+        await page.mouse.down();
+        await page.mouse.move(sashX + 350, 300, { steps: 8 });
+        await page.mouse.up();
+        await page.waitForTimeout(500);
+        await shot('memory-view.png');
+
+        await freshRow.click();
+        await page.locator('.tabs-container .tab.active', { hasText: 'invoice-totals-are-rounded-once-at-the-end.md' }).waitFor({ timeout: 15000 });
+        assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /title = "Invoice totals are rounded once/);
+        await shot('memory-opened.png');
+
+        const rowAction = async (row, label) => {
+            await row.hover();
+            await row.locator(`.action-label[aria-label^="${label}"]`).click();
+        };
+        await rowAction(staleRow, 'Verify Memory Note');
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.sidebar .monaco-list-row')].some((e) => /Discounts are capped at 50 percent.*(fresh|moved)/.test(e.textContent)),
+            undefined,
+            { timeout: 20000 },
+        );
+        assert.equal(await memoryRow(/Discounts are capped at 50 percent/).locator('.codicon-warning').count(), 0);
+        await shot('memory-verified.png');
+
+        const freshFile = path.join(workspace, '.sift', 'memory', 'invoice-totals-are-rounded-once-at-the-end.md');
+        assert.ok(fs.existsSync(freshFile));
+        await rowAction(freshRow, 'Delete Memory Note');
+        const dialog = page.locator('.monaco-dialog-box', { hasText: 'Delete the sift note' });
+        await dialog.waitFor({ timeout: 15000 });
+        await page.waitForTimeout(300);
+        await shot('memory-delete-confirm.png');
+        assert.ok(fs.existsSync(freshFile), 'nothing is deleted before the user confirms');
+        await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click();
+        await freshRow.waitFor({ state: 'detached', timeout: 15000 });
+        assert.equal(fs.existsSync(freshFile), false);
+        await shot('memory-deleted.png');
+        const wideBox = await page.locator('.part.sidebar').boundingBox();
+        await page.mouse.move(wideBox.x + wideBox.width, 300);
+        await page.mouse.down();
+        await page.mouse.move(sashX, 300, { steps: 8 });
+        await page.mouse.up();
 
         // Sift: Ask Agent. The view lists the steps, the diff editor shows the proposal.
         const invoicePath = path.join(workspace, 'billing', 'invoice.py');
