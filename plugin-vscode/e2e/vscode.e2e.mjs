@@ -5,7 +5,8 @@
 // runs "Sift: Search Codebase", types a query, accepts the best result and checks that the right
 // file opens at the right line; then runs "Sift: Review Changes" and checks the server's answer
 // is shown; opens the Sift Memory view on the fixture's two notes (one fresh, one stale), opens a
-// note, verifies the stale one and deletes the other (after the modal question); asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
+// note from its code lens and from its row, verifies the stale one, deletes the other (after the
+// modal question) and writes one with Sift: Remember Selection; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
 // shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
 // confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
@@ -14,7 +15,8 @@
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
 // agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
 // agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
-// memory-delete-confirm.png, memory-deleted.png; failure.png when a step fails).
+// memory-delete-confirm.png, memory-deleted.png, memory-remembered.png; failure.png when a step
+// fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -349,10 +351,17 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.waitForTimeout(500);
         await shot('memory-view.png');
 
-        await freshRow.click();
+        // The code lens above compute_invoice_total (sift.memory.show) opens the note it counts.
+        const lens = page.locator('.codelens-decoration a', { hasText: '1 sift note' }).first();
+        await lens.waitFor({ timeout: 20000 });
+        await lens.click();
         await page.locator('.tabs-container .tab.active', { hasText: 'invoice-totals-are-rounded-once-at-the-end.md' }).waitFor({ timeout: 15000 });
         assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /title = "Invoice totals are rounded once/);
         await shot('memory-opened.png');
+        // A row opens its note too.
+        await staleRow.click();
+        await page.locator('.tabs-container .tab.active', { hasText: 'discounts-are-capped-at-50-percent.md' }).waitFor({ timeout: 15000 });
+        assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /title = "Discounts are capped at 50 percent"/);
 
         const rowAction = async (row, label) => {
             await row.hover();
@@ -379,6 +388,35 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await freshRow.waitFor({ state: 'detached', timeout: 15000 });
         assert.equal(fs.existsSync(freshFile), false);
         await shot('memory-deleted.png');
+        // Sift: Remember Selection: the cursor in format_invoice_number (opened from a search),
+        // the fact typed in the input box; the note cites that definition and shows up, fresh.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Search Codebase');
+        await searchInput.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('format invoice number', { delay: 20 });
+        await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'format_invoice_number' }).first().waitFor({ timeout: 20000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tabs-container .tab.active', { hasText: 'invoice.py' }).waitFor({ timeout: 15000 });
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.statusbar-item')].some((e) => /Ln 19, Col 1\b/.test(e.textContent)),
+            undefined,
+            { timeout: 10000 },
+        );
+        await runCommand('Sift: Remember Selection');
+        await page.locator('.quick-input-widget', { hasText: 'One lasting fact about this code' }).waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('Invoice numbers have five digits: the accounting import reads exactly five.', { delay: 5 });
+        await page.keyboard.press('Enter');
+        const rememberedRow = memoryRow(/Invoice numbers have five digits/);
+        await rememberedRow.waitFor({ timeout: 20000 });
+        assert.match(text(await rememberedRow.textContent()), /fresh/);
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'citing billing/invoice.py#format_invoice_number' }).waitFor({ timeout: 15000 });
+        const rememberedFile = fs.readdirSync(path.join(workspace, '.sift', 'memory')).find((f) => f.startsWith('invoice-numbers-have-five-digits'));
+        assert.ok(rememberedFile, fs.readdirSync(path.join(workspace, '.sift', 'memory')).join(', '));
+        assert.match(fs.readFileSync(path.join(workspace, '.sift', 'memory', rememberedFile), 'utf8'), /symbol = "format_invoice_number"/);
+        await page.waitForTimeout(500);
+        await shot('memory-remembered.png');
+        await page.keyboard.press('Escape');
+
         const wideBox = await page.locator('.part.sidebar').boundingBox();
         await page.mouse.move(wideBox.x + wideBox.width, 300);
         await page.mouse.down();
