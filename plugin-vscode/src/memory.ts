@@ -46,11 +46,6 @@ export function noteFile(note: Pick<MemoryNote, 'path' | 'root' | 'slug'>): stri
     return note.root ? `${note.root.replace(/\/$/, '')}/.sift/memory/${note.slug}.md` : undefined;
 }
 
-/** Whether a file is a memory note (`…/.sift/memory/<slug>.md`): saving one refreshes the view. */
-export function isNoteFile(file: string): boolean {
-    return /(^|[/\\])\.sift[/\\]memory[/\\][a-z0-9-]+\.md$/.test(file);
-}
-
 /** The state in a few words: `fresh`, `moved`, `stale: <reason>`. */
 export function stateText(note: Pick<MemoryNote, 'state' | 'stale'>): string {
     if (isStale(note)) {

@@ -11,7 +11,6 @@ import {
     addedMessage,
     citationTarget,
     deleteQuestion,
-    isNoteFile,
     memoryError,
     noteFile,
     noteRows,
@@ -116,14 +115,10 @@ test('the view message counts notes and stale notes; no notes, no message (the w
     assert.equal(viewMessage([freshNote, staleNote, movedNote]), '3 notes, 1 stale');
 });
 
-test('note files: the server path, else under the root; saved note files are recognised', () => {
+test('note files: the server path, else under the root', () => {
     assert.equal(noteFile(freshNote), '/repo/.sift/memory/totals-round-once.md');
     assert.equal(noteFile({ slug: 'x', root: '/r/', path: null }), '/r/.sift/memory/x.md');
     assert.equal(noteFile({ slug: 'x' }), undefined);
-    assert.equal(isNoteFile('/repo/.sift/memory/totals-round-once.md'), true);
-    assert.equal(isNoteFile('C:\\repo\\.sift\\memory\\a-1.md'), true);
-    assert.equal(isNoteFile('/repo/.sift/memory-state.json'), false);
-    assert.equal(isNoteFile('/repo/docs/memory/a.md'), false);
 });
 
 test('sift.memory.add for a selection: the document and the range, the text trimmed; blank text sends nothing', () => {
