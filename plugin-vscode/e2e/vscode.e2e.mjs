@@ -10,13 +10,14 @@
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
 // shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
 // confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
-// confirmation; a second run is cancelled from its progress notification; then it kills the
+// confirmation; a second run is cancelled from its progress notification; a third proposes a
+// memory note, written only after Remember and the modal question; then it kills the
 // server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
 // agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
 // agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
-// memory-delete-confirm.png, memory-deleted.png, memory-remembered.png; failure.png when a step
-// fails).
+// memory-delete-confirm.png, memory-deleted.png, memory-remembered.png, agent-note-confirm.png,
+// agent-note-remembered.png; failure.png when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -134,6 +135,21 @@ const AGENT_SCRIPT = {
     // A task that mentions "slowly" gets slow answers: time to cancel it.
     delayMs: 8000,
     delayWhen: 'slowly',
+    // A task that says "write down" gets a `remember` call: the agent proposes a memory note.
+    also: [
+        {
+            when: 'write down',
+            tool: {
+                name: 'remember',
+                arguments: {
+                    title: 'Invoice numbers carry the year',
+                    text: 'format_invoice_number puts the year in every invoice number (INV-YEAR-…): the accounting import groups invoices by it.',
+                    cite: ['billing/invoice.py#format_invoice_number'],
+                },
+            },
+            final: 'Proposed a note on how invoice numbers are made.',
+        },
+    ],
 };
 
 test('VS Code (code-server): install the .vsix, search, open the right file', { skip: !enabled && 'set SIFT_E2E_VSCODE=1', timeout: 8 * 60 * 1000 }, async (t) => {
@@ -525,6 +541,43 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.waitForTimeout(500);
         assert.equal(await page.locator('.sidebar', { hasText: 'The agent is working' }).count(), 0);
         await shot('agent-cancelled.png');
+
+        // A memory note the agent proposes is listed in the Agent view and written only after
+        // Remember and the modal question; then the Memory view shows it, the agent's.
+        const memoryDir = path.join(workspace, '.sift', 'memory');
+        const agentNoteFile = () => fs.readdirSync(memoryDir).find((f) => f.startsWith('invoice-numbers-carry-the-year'));
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Ask Agent');
+        await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 15000 });
+        await taskInput.fill('write down how invoice numbers are made');
+        await page.keyboard.press('Enter');
+        // (The step's `remember` call names the note too: the note's own row starts with its title.)
+        const proposedNote = page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year/ }).first();
+        await proposedNote.waitFor({ timeout: 60000 });
+        await viewRow(/Proposed memory notes/).waitFor({ timeout: 15000 });
+        assert.match(text(await proposedNote.textContent()), /billing\/invoice\.py#format_invoice_number/);
+        assert.equal(agentNoteFile(), undefined, 'nothing is written before Remember');
+        await proposedNote.hover();
+        await proposedNote.locator('.action-label[aria-label^="Remember Proposed Note"]').click();
+        const rememberDialog = page.locator('.monaco-dialog-box', { hasText: 'Remember the agent' });
+        await rememberDialog.waitFor({ timeout: 15000 });
+        await page.waitForTimeout(300);
+        await shot('agent-note-confirm.png');
+        assert.equal(agentNoteFile(), undefined, 'nothing is written before the user confirms');
+        await rememberDialog.locator('.monaco-button', { hasText: /^Remember$/ }).click();
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*remembered/ }).first().waitFor({ timeout: 15000 });
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*fresh/ }).first().waitFor({ timeout: 15000 });
+        assert.ok(agentNoteFile(), fs.readdirSync(memoryDir).join(', '));
+        const agentNote = fs.readFileSync(path.join(memoryDir, agentNoteFile()), 'utf8');
+        assert.match(agentNote, /author = "agent"/);
+        assert.match(agentNote, /symbol = "format_invoice_number"/);
+        assert.equal(
+            await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*remembered/ }).first().locator('.action-label[aria-label^="Remember Proposed Note"]').count(),
+            0,
+            'a remembered note has no Remember action',
+        );
+        await page.waitForTimeout(500);
+        await shot('agent-note-remembered.png');
         t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
 
         // The server crashes: the extension restarts it and search works again.
