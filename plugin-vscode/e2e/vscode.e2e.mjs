@@ -518,6 +518,12 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         while (!onDisk().includes(AGENT_NEW) && Date.now() < saveDeadline) await new Promise((r) => setTimeout(r, 200));
         assert.ok(onDisk().includes(AGENT_NEW), `saved: ${onDisk()}`);
         await shot('agent-applied.png');
+        // The note written earlier about format_invoice_number cites code that just changed: the
+        // Memory view shows it stale by itself (the server rewrites .sift/memory-state.json,
+        // which the view watches).
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers have five digits.*stale: billing\/invoice\.py#format_invoice_number/ })
+            .first()
+            .waitFor({ timeout: 30000 });
 
         // Cancel through the progress notification: the run stops, the view says so.
         await page.keyboard.press('Escape');

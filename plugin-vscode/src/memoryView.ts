@@ -2,8 +2,8 @@
 // (fresh first, stale ones flagged with the reason), a note opens its .sift/memory/<slug>.md,
 // and Remember Selection / Verify / Delete run `sift.memory.add`, `sift.memory.verify` and
 // `sift.memory.delete`. The code lens's `sift.memory.show` opens the notes it names. The view is
-// read again after each of these, when indexing ends (the server checks the notes after every
-// update) and when a note file changes on disk. What is shown comes from src/memory.ts.
+// read again after each of these, when indexing ends, when a note file changes on disk, and when
+// the server rewrites .sift/memory-state.json (a note's state changed after an index update). What is shown comes from src/memory.ts.
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, type LanguageClient } from 'vscode-languageclient/node';
@@ -52,7 +52,10 @@ export class MemoryController implements vscode.TreeDataProvider<MemoryRow>, vsc
         private readonly output: vscode.LogOutputChannel,
     ) {
         this.view = vscode.window.createTreeView(MEMORY_VIEW, { treeDataProvider: this });
-        const watcher = vscode.workspace.createFileSystemWatcher('**/.sift/memory/*.md');
+        // The notes, and the server's cache of their states: sift rewrites
+        // .sift/memory-state.json when a note's state changes (after an index update), which is
+        // how the view learns that cited code changed.
+        const watcher = vscode.workspace.createFileSystemWatcher('**/.sift/{memory/*.md,memory-state.json}');
         this.disposables.push(
             this.view,
             this.changed,

@@ -215,3 +215,29 @@ test('Remember on a note the agent proposed: what sift/agent answered, sent back
     const bare = await execute<MemoryAddResult>(CMD_MEMORY_ADD, [proposedAddArgs({ ...proposed[0], title: 'No citation here', cite: [] }, rootUri)]);
     assert.deepEqual(bare.cites, []);
 });
+
+test('cited code changes: the server rewrites .sift/memory-state.json (which the view watches) and the note is stale', async (t) => {
+    if (skip) {
+        t.skip(skip);
+        return;
+    }
+    const stateFile = path.join(root, '.sift', 'memory-state.json');
+    assert.ok(fs.existsSync(stateFile), 'the server keeps the notes\' states in .sift/memory-state.json');
+    const stamp = () => fs.statSync(stateFile).mtimeMs;
+    const before = stamp();
+    assert.equal((await list()).notes.find((n) => n.slug === FRESH)?.state, 'fresh');
+    const file = path.join(root, 'billing', 'invoice.py');
+    const code = fs.readFileSync(file, 'utf8');
+    assert.ok(code.includes('round(subtotal * (1 + tax_rate), 2)'));
+    fs.writeFileSync(file, code.replace('round(subtotal * (1 + tax_rate), 2)', 'round(subtotal * (1 + tax_rate), 3)'));
+    client.notify('workspace/didChangeWatchedFiles', { changes: [{ uri: pathToFileURL(file).href, type: 2 }] });
+    // (Updates after the first send no work-done progress: the state file is the signal.)
+    const deadline = Date.now() + 30000;
+    while (stamp() === before && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.notEqual(stamp(), before, 'the server rewrote the state file');
+    const note = (await list()).notes.find((n) => n.slug === FRESH)!;
+    assert.equal(note.state, 'stale');
+    assert.match(noteRows([note])[0].description!, /^stale: billing\/invoice\.py#compute_invoice_total: the cited code changed/);
+});
