@@ -8,13 +8,15 @@
 // prints `listening PORT` on stdout, then one line `request N tools=… last=ROLE` per request.
 // Script: { "tool": { "name": "edit", "arguments": { … } }, "final": "text", "delayMs": 0,
 // "delayWhen": "word" } (`delayMs`: a pause before each answer, to give a test time to cancel;
-// with `delayWhen`, only in conversations whose user messages contain that word).
+// with `delayWhen`, only in conversations whose user messages contain that word). Optional
+// `"also": [{ "when": "word", "tool": { … }, "final": "text" }]`: conversations whose user
+// messages contain that word get that tool call and final text instead (the first that matches).
 
 import * as http from 'node:http';
 
 const script = JSON.parse(process.argv[2] ?? '{}');
-const tool = script.tool ?? { name: 'edit', arguments: {} };
-const finalText = script.final ?? 'Done.';
+const defaultTool = script.tool ?? { name: 'edit', arguments: {} };
+const defaultFinal = script.final ?? 'Done.';
 const delayMs = script.delayMs ?? 0;
 let count = 0;
 
@@ -22,7 +24,10 @@ function chunk(delta, finish = null) {
     return { id: 'chatcmpl-fake', object: 'chat.completion.chunk', model: 'fake', choices: [{ index: 0, delta, finish_reason: finish }] };
 }
 
-function events(messages) {
+function events(messages, userText) {
+    const alt = (script.also ?? []).find((a) => userText.includes(a.when));
+    const tool = alt?.tool ?? defaultTool;
+    const finalText = alt?.final ?? defaultFinal;
     const hasToolResult = messages.some((m) => m.role === 'tool');
     if (!hasToolResult) {
         return [
@@ -73,7 +78,7 @@ const server = http.createServer((req, res) => {
             await new Promise((r) => setTimeout(r, delayMs));
         }
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-        for (const e of events(messages)) {
+        for (const e of events(messages, userText)) {
             res.write(`data: ${JSON.stringify(e)}\n\n`);
         }
         res.end('data: [DONE]\n\n');

@@ -4,15 +4,20 @@
 // It installs the .vsix, opens a copy of e2e/fixture, waits for sift to index it (status bar),
 // runs "Sift: Search Codebase", types a query, accepts the best result and checks that the right
 // file opens at the right line; then runs "Sift: Review Changes" and checks the server's answer
-// is shown; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
+// is shown; opens the Sift Memory view on the fixture's two notes (one fresh, one stale), opens a
+// note from its code lens and from its row, verifies the stale one, deletes the other (after the
+// modal question) and writes one with Sift: Remember Selection; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
 // shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
 // confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
-// confirmation; a second run is cancelled from its progress notification; then it kills the
+// confirmation; a second run is cancelled from its progress notification; a third proposes a
+// memory note, written only after Remember and the modal question; then it kills the
 // server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
 // agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
-// agent-cancelled.png, after-restart.png; failure.png when a step fails).
+// agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
+// memory-delete-confirm.png, memory-deleted.png, memory-remembered.png, agent-note-confirm.png,
+// agent-note-remembered.png; failure.png when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -130,6 +135,21 @@ const AGENT_SCRIPT = {
     // A task that mentions "slowly" gets slow answers: time to cancel it.
     delayMs: 8000,
     delayWhen: 'slowly',
+    // A task that says "write down" gets a `remember` call: the agent proposes a memory note.
+    also: [
+        {
+            when: 'write down',
+            tool: {
+                name: 'remember',
+                arguments: {
+                    title: 'Invoice numbers carry the year',
+                    text: 'format_invoice_number puts the year in every invoice number (INV-YEAR-…): the accounting import groups invoices by it.',
+                    cite: ['billing/invoice.py#format_invoice_number'],
+                },
+            },
+            final: 'Proposed a note on how invoice numbers are made.',
+        },
+    ],
 };
 
 test('VS Code (code-server): install the .vsix, search, open the right file', { skip: !enabled && 'set SIFT_E2E_VSCODE=1', timeout: 8 * 60 * 1000 }, async (t) => {
@@ -163,6 +183,10 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
                 'extensions.autoCheckUpdates': false,
                 'chat.commandCenter.enabled': false,
                 'workbench.colorTheme': 'Default Dark Modern',
+                // The Sift container holds two views (Agent, Memory): VS Code then shows a view's
+                // title actions (Accept, Reject, Retry…) only while it is hovered or focused.
+                // Keep them visible, so the test clicks what a user sees on hover.
+                'workbench.view.alwaysShowHeaderActions': true,
             },
             null,
             2,
@@ -312,6 +336,109 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.waitForTimeout(800);
         await shot('status-reindex.png');
 
+        // The Sift Memory view: the fixture's two notes (.sift/memory/), the fresh one first, the
+        // stale one (its cited code changed since it was written) below it, flagged with the
+        // reason and a warning icon. A note opens its file; Verify makes the stale one fresh;
+        // Delete asks first (a modal dialog), then removes the file.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Focus on Memory View');
+        const memoryRow = (re) => page.locator('.sidebar .monaco-list-row', { hasText: re }).first();
+        const freshRow = memoryRow(/Invoice totals are rounded once/);
+        const staleRow = memoryRow(/Discounts are capped at 50 percent/);
+        await freshRow.waitFor({ timeout: 20000 });
+        await staleRow.waitFor({ timeout: 20000 });
+        const memoryRows = (await page.locator('.sidebar .monaco-list-row').allTextContents()).map(text);
+        t.diagnostic(`memory view: ${memoryRows.join(' | ')}`);
+        const freshAt = memoryRows.findIndex((r) => /Invoice totals are rounded once/.test(r));
+        const staleAt = memoryRows.findIndex((r) => /Discounts are capped at 50 percent/.test(r));
+        assert.match(memoryRows[freshAt], /Invoice totals are rounded once.*fresh/);
+        assert.match(memoryRows[staleAt], /Discounts are capped at 50 percent.*stale: billing\/discounts\.py#apply_discount/);
+        assert.ok(freshAt < staleAt, 'the stale note is ranked below the fresh one');
+        assert.equal(await staleRow.locator('.codicon-warning').count(), 1, 'the stale note is flagged with a warning icon');
+        assert.equal(await freshRow.locator('.codicon-warning').count(), 0);
+        assert.ok(await page.locator('.sidebar', { hasText: '2 notes, 1 stale' }).count() > 0, 'the view says how many are stale');
+        // Widen the side bar (drag its sash) so the screenshot shows each note's freshness.
+        const sidebarBox = await page.locator('.part.sidebar').boundingBox();
+        const sashX = sidebarBox.x + sidebarBox.width;
+        await page.mouse.move(sashX, 300);
+        await page.mouse.down();
+        await page.mouse.move(sashX + 350, 300, { steps: 8 });
+        await page.mouse.up();
+        await page.waitForTimeout(500);
+        await shot('memory-view.png');
+
+        // The code lens above compute_invoice_total (sift.memory.show) opens the note it counts.
+        const lens = page.locator('.codelens-decoration a', { hasText: '1 sift note' }).first();
+        await lens.waitFor({ timeout: 20000 });
+        await lens.click();
+        await page.locator('.tabs-container .tab.active', { hasText: 'invoice-totals-are-rounded-once-at-the-end.md' }).waitFor({ timeout: 15000 });
+        assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /title = "Invoice totals are rounded once/);
+        await shot('memory-opened.png');
+        // A row opens its note too.
+        await staleRow.click();
+        await page.locator('.tabs-container .tab.active', { hasText: 'discounts-are-capped-at-50-percent.md' }).waitFor({ timeout: 15000 });
+        assert.match(text(await page.locator('.monaco-editor .view-lines').first().textContent()), /title = "Discounts are capped at 50 percent"/);
+
+        const rowAction = async (row, label) => {
+            await row.hover();
+            await row.locator(`.action-label[aria-label^="${label}"]`).click();
+        };
+        await rowAction(staleRow, 'Verify Memory Note');
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.sidebar .monaco-list-row')].some((e) => /Discounts are capped at 50 percent.*(fresh|moved)/.test(e.textContent)),
+            undefined,
+            { timeout: 20000 },
+        );
+        assert.equal(await memoryRow(/Discounts are capped at 50 percent/).locator('.codicon-warning').count(), 0);
+        await shot('memory-verified.png');
+
+        const freshFile = path.join(workspace, '.sift', 'memory', 'invoice-totals-are-rounded-once-at-the-end.md');
+        assert.ok(fs.existsSync(freshFile));
+        await rowAction(freshRow, 'Delete Memory Note');
+        const dialog = page.locator('.monaco-dialog-box', { hasText: 'Delete the sift note' });
+        await dialog.waitFor({ timeout: 15000 });
+        await page.waitForTimeout(300);
+        await shot('memory-delete-confirm.png');
+        assert.ok(fs.existsSync(freshFile), 'nothing is deleted before the user confirms');
+        await dialog.locator('.monaco-button', { hasText: /^Delete$/ }).click();
+        await freshRow.waitFor({ state: 'detached', timeout: 15000 });
+        assert.equal(fs.existsSync(freshFile), false);
+        await shot('memory-deleted.png');
+        // Sift: Remember Selection: the cursor in format_invoice_number (opened from a search),
+        // the fact typed in the input box; the note cites that definition and shows up, fresh.
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Search Codebase');
+        await searchInput.waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('format invoice number', { delay: 20 });
+        await page.locator('.quick-input-widget .monaco-list-row', { hasText: 'format_invoice_number' }).first().waitFor({ timeout: 20000 });
+        await page.keyboard.press('Enter');
+        await page.locator('.tabs-container .tab.active', { hasText: 'invoice.py' }).waitFor({ timeout: 15000 });
+        await page.waitForFunction(
+            () => [...document.querySelectorAll('.statusbar-item')].some((e) => /Ln 19, Col 1\b/.test(e.textContent)),
+            undefined,
+            { timeout: 10000 },
+        );
+        await runCommand('Sift: Remember Selection');
+        await page.locator('.quick-input-widget', { hasText: 'One lasting fact about this code' }).waitFor({ state: 'visible', timeout: 15000 });
+        await page.keyboard.type('Invoice numbers have five digits: the accounting import reads exactly five.', { delay: 5 });
+        await page.keyboard.press('Enter');
+        const rememberedRow = memoryRow(/Invoice numbers have five digits/);
+        await rememberedRow.waitFor({ timeout: 20000 });
+        assert.match(text(await rememberedRow.textContent()), /fresh/);
+        await page.locator('.notifications-toasts .notification-toast', { hasText: 'citing billing/invoice.py#format_invoice_number' }).waitFor({ timeout: 15000 });
+        const rememberedFile = fs.readdirSync(path.join(workspace, '.sift', 'memory')).find((f) => f.startsWith('invoice-numbers-have-five-digits'));
+        assert.ok(rememberedFile, fs.readdirSync(path.join(workspace, '.sift', 'memory')).join(', '));
+        assert.match(fs.readFileSync(path.join(workspace, '.sift', 'memory', rememberedFile), 'utf8'), /symbol = "format_invoice_number"/);
+        await page.waitForTimeout(500);
+        await shot('memory-remembered.png');
+        await page.keyboard.press('Escape');
+
+        const wideBox = await page.locator('.part.sidebar').boundingBox();
+        await page.mouse.move(wideBox.x + wideBox.width, 300);
+        await page.mouse.down();
+        await page.mouse.move(sashX, 300, { steps: 8 });
+        await page.mouse.up();
+
         // Sift: Ask Agent. The view lists the steps, the diff editor shows the proposal.
         const invoicePath = path.join(workspace, 'billing', 'invoice.py');
         const onDisk = () => fs.readFileSync(invoicePath, 'utf8');
@@ -391,6 +518,12 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         while (!onDisk().includes(AGENT_NEW) && Date.now() < saveDeadline) await new Promise((r) => setTimeout(r, 200));
         assert.ok(onDisk().includes(AGENT_NEW), `saved: ${onDisk()}`);
         await shot('agent-applied.png');
+        // The note written earlier about format_invoice_number cites code that just changed: the
+        // Memory view shows it stale by itself (the server rewrites .sift/memory-state.json,
+        // which the view watches).
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers have five digits.*stale: billing\/invoice\.py#format_invoice_number/ })
+            .first()
+            .waitFor({ timeout: 30000 });
 
         // Cancel through the progress notification: the run stops, the view says so.
         await page.keyboard.press('Escape');
@@ -414,6 +547,43 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await page.waitForTimeout(500);
         assert.equal(await page.locator('.sidebar', { hasText: 'The agent is working' }).count(), 0);
         await shot('agent-cancelled.png');
+
+        // A memory note the agent proposes is listed in the Agent view and written only after
+        // Remember and the modal question; then the Memory view shows it, the agent's.
+        const memoryDir = path.join(workspace, '.sift', 'memory');
+        const agentNoteFile = () => fs.readdirSync(memoryDir).find((f) => f.startsWith('invoice-numbers-carry-the-year'));
+        await page.keyboard.press('Escape');
+        await runCommand('Sift: Ask Agent');
+        await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 15000 });
+        await taskInput.fill('write down how invoice numbers are made');
+        await page.keyboard.press('Enter');
+        // (The step's `remember` call names the note too: the note's own row starts with its title.)
+        const proposedNote = page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year/ }).first();
+        await proposedNote.waitFor({ timeout: 60000 });
+        await viewRow(/Proposed memory notes/).waitFor({ timeout: 15000 });
+        assert.match(text(await proposedNote.textContent()), /billing\/invoice\.py#format_invoice_number/);
+        assert.equal(agentNoteFile(), undefined, 'nothing is written before Remember');
+        await proposedNote.hover();
+        await proposedNote.locator('.action-label[aria-label^="Remember Proposed Note"]').click();
+        const rememberDialog = page.locator('.monaco-dialog-box', { hasText: 'Remember the agent' });
+        await rememberDialog.waitFor({ timeout: 15000 });
+        await page.waitForTimeout(300);
+        await shot('agent-note-confirm.png');
+        assert.equal(agentNoteFile(), undefined, 'nothing is written before the user confirms');
+        await rememberDialog.locator('.monaco-button', { hasText: /^Remember$/ }).click();
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*remembered/ }).first().waitFor({ timeout: 15000 });
+        await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*fresh/ }).first().waitFor({ timeout: 15000 });
+        assert.ok(agentNoteFile(), fs.readdirSync(memoryDir).join(', '));
+        const agentNote = fs.readFileSync(path.join(memoryDir, agentNoteFile()), 'utf8');
+        assert.match(agentNote, /author = "agent"/);
+        assert.match(agentNote, /symbol = "format_invoice_number"/);
+        assert.equal(
+            await page.locator('.sidebar .monaco-list-row', { hasText: /^Invoice numbers carry the year.*remembered/ }).first().locator('.action-label[aria-label^="Remember Proposed Note"]').count(),
+            0,
+            'a remembered note has no Remember action',
+        );
+        await page.waitForTimeout(500);
+        await shot('agent-note-remembered.png');
         t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
 
         // The server crashes: the extension restarts it and search works again.

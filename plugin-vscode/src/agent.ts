@@ -49,11 +49,13 @@ export interface Row {
     color?: string;
     expanded?: boolean;
     /** `file` rows open the diff; the view's item menus match on it. */
-    contextValue?: 'file' | 'task' | 'answer' | 'attempt';
+    contextValue?: 'file' | 'task' | 'answer' | 'attempt' | 'proposedNote' | 'rememberedNote';
     /** For `file` rows: the file's path in the result. */
     path?: string;
     /** For `attempt` rows: the attempt's index. */
     attempt?: number;
+    /** For `proposedNote` rows: the note's index in the result's `notes`. */
+    note?: number;
     children?: Row[];
 }
 
@@ -103,6 +105,10 @@ export class AgentRun {
     error: string | undefined;
     /** The latest work-done progress message. */
     progressMessage: string | undefined;
+    /** The workspace folder URI the run was sent for (proposed notes are written there). */
+    root: string | undefined;
+    /** The proposed notes (indexes into the result's `notes`) the user had written. */
+    readonly remembered = new Set<number>();
 
     constructor(
         readonly key: number,
@@ -240,6 +246,30 @@ export class AgentRun {
                     contextValue: 'file',
                     path: f.path,
                 })),
+            });
+        }
+        const notes = result.notes ?? [];
+        if (notes.length > 0) {
+            const left = notes.length - this.remembered.size;
+            rows.push({
+                id: `${k}/notes`,
+                label: 'Proposed memory notes',
+                description: `${notes.length}${left < notes.length ? `, ${notes.length - left} remembered` : ''}`,
+                tooltip: 'Notes the agent would keep in .sift/memory/: none is written unless you choose Remember.',
+                icon: 'book',
+                expanded: true,
+                children: notes.map((n, i) => {
+                    const done = this.remembered.has(i);
+                    return {
+                        id: `${k}/note${i}`,
+                        label: clip(n.title, 70),
+                        description: done ? 'remembered' : n.cite.length > 0 ? n.cite.join(', ') : 'no citation',
+                        tooltip: `${n.title}\n\n${n.text}${n.cite.length > 0 ? `\n\ncites ${n.cite.join(', ')}` : ''}`,
+                        icon: done ? 'check' : 'lightbulb',
+                        contextValue: done ? ('rememberedNote' as const) : ('proposedNote' as const),
+                        note: i,
+                    };
+                }),
             });
         }
         if (result.rules.length > 0) {

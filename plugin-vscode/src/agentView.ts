@@ -24,6 +24,7 @@ import {
     type Row,
 } from './agent';
 import { AGENT_STATE_KEY, AGENT_VIEW, COMMANDS } from './commands';
+import type { MemoryController } from './memoryView';
 import {
     AGENT_METHOD,
     CMD_AGENT_APPLY,
@@ -54,6 +55,7 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
     constructor(
         private readonly client: () => Promise<LanguageClient | undefined>,
         private readonly output: vscode.LogOutputChannel,
+        private readonly memory: MemoryController,
     ) {
         this.view = vscode.window.createTreeView(AGENT_VIEW, { treeDataProvider: this, showCollapseAll: true });
         this.disposables.push(
@@ -69,6 +71,7 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             vscode.commands.registerCommand(COMMANDS.cancelAgent, () => this.cancel?.cancel()),
             vscode.commands.registerCommand(COMMANDS.openAgentDiff, (row?: Row | string) => this.openDiff(row)),
             vscode.commands.registerCommand(COMMANDS.showAgentDiff, () => this.showWholeDiff()),
+            vscode.commands.registerCommand(COMMANDS.rememberAgentNote, (row?: Row) => this.remember(row)),
         );
         void this.setState();
     }
@@ -238,6 +241,7 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
             params.root = vscode.workspace.workspaceFolders[0].uri.toString();
         }
         const run = new AgentRun(this.nextKey++, request);
+        run.root = params.root;
         this.run = run;
         this.refresh();
         await vscode.commands.executeCommand(`${AGENT_VIEW}.focus`);
@@ -407,6 +411,24 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         }
         // Close the diff editors of this run: they show a change that no longer exists.
         await this.closeDiffs();
+    }
+
+    /** Remember on a proposed note: written (sift.memory.add) only once the user confirms. */
+    private async remember(row?: Row): Promise<void> {
+        const run = this.run;
+        const index = row?.note;
+        const note = index === undefined ? undefined : run?.result?.notes?.[index];
+        if (run === undefined || index === undefined || note === undefined || run.remembered.has(index)) {
+            return;
+        }
+        const root = run.root ?? vscode.workspace.workspaceFolders?.[0]?.uri.toString();
+        if (root === undefined) {
+            return;
+        }
+        if (await this.memory.rememberProposed(note, root)) {
+            run.remembered.add(index);
+            this.refresh();
+        }
     }
 
     private async closeDiffs(): Promise<void> {

@@ -17,6 +17,12 @@ export const COMMANDS = {
     cancelAgent: 'sift.cancelAgent',
     openAgentDiff: 'sift.openAgentDiff',
     showAgentDiff: 'sift.showAgentDiff',
+    rememberAgentNote: 'sift.rememberAgentNote',
+    rememberSelection: 'sift.rememberSelection',
+    refreshMemory: 'sift.refreshMemory',
+    openMemoryNote: 'sift.openMemoryNote',
+    verifyMemoryNote: 'sift.verifyMemoryNote',
+    deleteMemoryNote: 'sift.deleteMemoryNote',
 } as const;
 
 export const COMMAND_TITLES: Record<string, string> = {
@@ -33,8 +39,17 @@ export const COMMAND_TITLES: Record<string, string> = {
     [COMMANDS.cancelAgent]: 'Cancel Agent',
     [COMMANDS.openAgentDiff]: 'Open Agent Diff',
     [COMMANDS.showAgentDiff]: 'Show Agent Change as a Diff',
+    [COMMANDS.rememberAgentNote]: 'Remember Proposed Note',
+    [COMMANDS.rememberSelection]: 'Remember Selection (Memory Note)',
+    [COMMANDS.refreshMemory]: 'Refresh Memory Notes',
+    [COMMANDS.openMemoryNote]: 'Open Memory Note',
+    [COMMANDS.verifyMemoryNote]: 'Verify Memory Note',
+    [COMMANDS.deleteMemoryNote]: 'Delete Memory Note',
 };
 
 /** The Sift Agent view (in the Sift view container) and the context key its menus read. */
 export const AGENT_VIEW = 'siftAgent';
 export const AGENT_STATE_KEY = 'sift.agentState';
+
+/** The Sift Memory view (the same container, below the Agent view). */
+export const MEMORY_VIEW = 'siftMemory';

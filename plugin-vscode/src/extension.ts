@@ -21,6 +21,7 @@ import {
 
 import { AgentController, AGENT_TOKEN_PREFIX } from './agentView';
 import { COMMANDS } from './commands';
+import { MemoryController } from './memoryView';
 import { FEATURES, advertises, isUnknownCommand, resultMessage, unsupportedMessage, type ServerFeature } from './features';
 import {
     coverageLine,
@@ -33,10 +34,12 @@ import {
     statusReport,
 } from './present';
 import {
+    CMD_MEMORY_SHOW,
     CMD_REINDEX,
     CMD_STATUS,
     SEARCH_METHOD,
     type Coverage,
+    type MemoryListResponse,
     type ReindexResponse,
     type SearchResponse,
     type SearchResult,
@@ -93,6 +96,8 @@ class Sift implements vscode.Disposable {
     /** Set when the server stopped for good (crashed too often): what the status bar says then. */
     private stoppedMessage: string | undefined;
     private clientDisposables: vscode.Disposable[] = [];
+    /** The Sift Memory view: told when the server is up and when indexing ends (the notes are checked then). */
+    memory: MemoryController | undefined;
 
     constructor(private readonly context: vscode.ExtensionContext) {
         this.output = vscode.window.createOutputChannel('sift', { log: true });
@@ -182,6 +187,16 @@ class Sift implements vscode.Disposable {
                 }),
                 closed: (): CloseHandlerResult => this.onServerClosed(),
             },
+            middleware: {
+                // The memory code lens runs sift.memory.show: open the notes it answers.
+                executeCommand: async (command, args, next) => {
+                    const answer: unknown = await next(command, args);
+                    if (command === CMD_MEMORY_SHOW) {
+                        void this.memory?.showNotes(answer as MemoryListResponse | undefined);
+                    }
+                    return answer;
+                },
+            },
             initializationFailedHandler: (error) => {
                 this.output.error(`the sift server failed to initialise: ${String(error)}`);
                 return false;
@@ -195,6 +210,7 @@ class Sift implements vscode.Disposable {
             client.onDidChangeState((e) => {
                 if (e.newState === State.Running) {
                     this.schedulePoll(0);
+                    this.memory?.scheduleRefresh();
                 } else if (e.newState === State.Stopped) {
                     this.progress.clear();
                     if (this.client === client) {
@@ -288,6 +304,11 @@ class Sift implements vscode.Disposable {
         return this.ready();
     }
 
+    /** The client when it is running, else undefined (nothing is started or reported). */
+    runningClient(): LanguageClient | undefined {
+        return this.client?.state === State.Running ? this.client : undefined;
+    }
+
     get log(): vscode.LogOutputChannel {
         return this.output;
     }
@@ -332,6 +353,7 @@ class Sift implements vscode.Disposable {
         if (value.kind === 'end') {
             this.progress.delete(token);
             this.schedulePoll(0);
+            this.memory?.scheduleRefresh();
             return;
         }
         const previous = this.progress.get(token);
@@ -573,7 +595,10 @@ let sift: Sift | undefined;
 export function activate(context: vscode.ExtensionContext): void {
     const s = new Sift(context);
     sift = s;
+    const memory = new MemoryController(() => s.readyClient(), () => s.runningClient(), s.log);
+    s.memory = memory;
     context.subscriptions.push(
+        memory,
         s,
         vscode.commands.registerCommand(COMMANDS.search, () => s.search()),
         vscode.commands.registerCommand(COMMANDS.reindex, () => s.reindex()),
@@ -581,7 +606,7 @@ export function activate(context: vscode.ExtensionContext): void {
         vscode.commands.registerCommand(COMMANDS.restart, () => s.restart()),
         vscode.commands.registerCommand(COMMANDS.showLog, () => s.showLog()),
         ...FEATURES.map((f) => vscode.commands.registerCommand(f.command, () => s.runFeature(f))),
-        new AgentController(() => s.readyClient(), s.log),
+        new AgentController(() => s.readyClient(), s.log, memory),
         vscode.workspace.onDidChangeConfiguration((e) => {
             const affected = s.restartSettings().filter((name) => e.affectsConfiguration(name));
             if (affected.length > 0) {

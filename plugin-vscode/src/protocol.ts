@@ -9,6 +9,11 @@ export const CMD_REVIEW = 'sift.review';
 export const AGENT_METHOD = 'sift/agent';
 export const CMD_AGENT_APPLY = 'sift.agent.apply';
 export const CMD_AGENT_DISCARD = 'sift.agent.discard';
+export const CMD_MEMORY_LIST = 'sift.memory.list';
+export const CMD_MEMORY_SHOW = 'sift.memory.show';
+export const CMD_MEMORY_ADD = 'sift.memory.add';
+export const CMD_MEMORY_VERIFY = 'sift.memory.verify';
+export const CMD_MEMORY_DELETE = 'sift.memory.delete';
 
 export interface Position {
     line: number;
@@ -130,12 +135,77 @@ export interface AgentResult {
     model: string;
     /** With n > 1: the attempts, best first; the first is the proposed change. */
     attempts?: AgentAttempt[] | null;
+    /** Memory notes the agent proposed (`remember`); none is written until the user accepts one. */
+    notes?: ProposedNote[] | null;
+}
+
+/** A note the agent proposed: what `sift.memory.add` takes back, with a `uri` of the workspace. */
+export interface ProposedNote {
+    title: string;
+    text: string;
+    /** Citation specs: `PATH#SYMBOL`, `PATH:LINES` or `PATH`. */
+    cite: string[];
+    author: 'agent' | string;
 }
 
 /** The answer to `sift.agent.apply`. */
 export interface AgentApplyResult {
     applied: boolean;
     failureReason?: string;
+}
+
+// ---- memory notes (docs/lsp.md, "Memory notes" and the sift.memory.* commands) ----------------
+
+/** A note's state: `moved` is fresh (its code is elsewhere); `unchecked` before the first check. */
+export type NoteState = 'fresh' | 'moved' | 'stale' | 'unchecked';
+
+export interface NoteCitation {
+    /** `path#symbol` or `path:lines`. */
+    label: string;
+    path: string;
+    lines: string | null;
+    symbol: string | null;
+    hash: string | null;
+    status: 'fresh' | 'moved' | 'changed' | 'lost' | null;
+    /** Where the cited code is now (`path:lines`), when it moved. */
+    now: string | null;
+    /** Why the citation is not fresh. */
+    reason: string | null;
+}
+
+/** One note as `sift.memory.list` and `sift.memory.show` answer it (`to_json` of the engine). */
+export interface MemoryNote {
+    /** The workspace folder (a file system path). */
+    root?: string;
+    slug: string;
+    /** The note's file, `.sift/memory/<slug>.md` (a file system path). */
+    path?: string | null;
+    title: string;
+    state: NoteState | string;
+    /** Why the note is stale. */
+    stale: string | null;
+    scope: string[];
+    author: string;
+    origin: string | null;
+    created: string;
+    updated: string;
+    citations: NoteCitation[];
+    text: string;
+}
+
+export interface MemoryListResponse {
+    notes: MemoryNote[];
+}
+
+/** `sift.memory.add` arguments: a selection of a document, or given citations (a proposed note). */
+export type MemoryAddArgs =
+    | { uri: string; range?: Range; text: string; title?: string }
+    | { uri: string; cite: string[]; text: string; title?: string; author?: string };
+
+export interface MemoryAddResult {
+    slug: string;
+    path: string;
+    cites: string[];
 }
 
 /**
@@ -158,11 +228,11 @@ export const MIRRORED: Record<string, string> = {
     'sift/agent': 'Sift: Ask Agent (progress notification, steps and proposed files in the Sift Agent view, diffs in the diff editor)',
     'sift.agent.apply': 'Accept in the Sift Agent view or the notification (the server sends workspace/applyEdit; VS Code asks for confirmation)',
     'sift.agent.discard': 'Reject in the Sift Agent view or the notification (and when a new run replaces a proposal)',
-    'sift.memory.list': 'not mirrored yet: no Sift Memory view in this version (hover and code lens work through vscode-languageclient)',
-    'sift.memory.show': 'the code lens command; vscode-languageclient runs it (its answer is not shown yet)',
-    'sift.memory.add': 'not mirrored yet (use `sift memory add`)',
-    'sift.memory.verify': 'not mirrored yet (use `sift memory verify`)',
-    'sift.memory.delete': 'not mirrored yet (use `sift memory rm`)',
+    'sift.memory.list': 'the Sift Memory view (fresh notes first, stale ones flagged with the reason); hover and code lens work through vscode-languageclient',
+    'sift.memory.show': 'the code lens command: the extension intercepts it (middleware), runs it and opens the note (several: a quick pick)',
+    'sift.memory.add': 'Sift: Remember Selection (editor context menu, view title), and Remember on a note the agent proposed in the Sift Agent view (after a modal confirmation)',
+    'sift.memory.verify': 'Verify on a note of the Sift Memory view',
+    'sift.memory.delete': 'Delete on a note of the Sift Memory view (after a modal confirmation)',
 };
 
 /** The `sift/…` methods and `sift.…` commands named in a Markdown document (docs/lsp.md). */

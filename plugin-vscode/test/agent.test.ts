@@ -20,7 +20,7 @@ import {
     stopWord,
     type Row,
 } from '../src/agent';
-import { AGENT_STATE_KEY, AGENT_VIEW, COMMANDS } from '../src/commands';
+import { AGENT_STATE_KEY, AGENT_VIEW, COMMANDS, MEMORY_VIEW } from '../src/commands';
 import type { AgentFile, AgentResult } from '../src/protocol';
 import { readPackageJson } from './paths';
 
@@ -195,7 +195,7 @@ test('messages: finished, applied, failed, cancelled', () => {
     assert.deepEqual(failureText(new Error('boom')), { cancelled: false, text: 'boom' });
 });
 
-test('package.json: the Sift view container, the Agent view, menus that name contributed commands', () => {
+test('package.json: the Sift view container, the Agent and Memory views, menus that name contributed commands', () => {
     const pkg = readPackageJson() as unknown as {
         contributes: {
             commands: { command: string }[];
@@ -207,7 +207,7 @@ test('package.json: the Sift view container, the Agent view, menus that name con
     };
     const c = pkg.contributes;
     assert.equal(c.viewsContainers.activitybar[0].id, 'sift');
-    assert.deepEqual(c.views.sift.map((v) => v.id), [AGENT_VIEW]);
+    assert.deepEqual(c.views.sift.map((v) => v.id), [AGENT_VIEW, MEMORY_VIEW]);
     assert.ok(c.viewsWelcome.some((w) => w.view === AGENT_VIEW && w.contents.includes(`command:${COMMANDS.askAgent}`)));
     const contributed = new Set(c.commands.map((x) => x.command));
     for (const [menu, items] of Object.entries(c.menus)) {

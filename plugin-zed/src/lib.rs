@@ -8,12 +8,16 @@
 //!   the best results as Markdown, one fold per result.
 //! - Slash command: `/sift-agent TASK` runs `sift agent --json` on the worktree (the agent
 //!   proposes a change and writes nothing) and inserts its answer and the diff.
+//! - Slash command: `/sift-memory [QUERY]` runs `sift memory search --json` (`sift memory list
+//!   --json` without a query) and inserts the notes with their freshness and citations, one fold
+//!   per note, stale ones flagged and last.
 //!
-//! The decisions live in [`command`], [`search`] and [`agent`], which are pure and tested on the host; this
+//! The decisions live in [`command`], [`search`], [`agent`] and [`memory`], which are pure and tested on the host; this
 //! file only connects them to Zed's API.
 
 pub mod agent;
 pub mod command;
+pub mod memory;
 pub mod search;
 
 use zed_extension_api::{
@@ -31,6 +35,9 @@ pub const SEARCH_COMMAND: &str = "sift-search";
 
 /// The agent's slash command in `extension.toml` (without the `/`).
 pub const AGENT_COMMAND: &str = "sift-agent";
+
+/// The memory notes' slash command in `extension.toml` (without the `/`).
+pub const MEMORY_COMMAND: &str = "sift-memory";
 
 /// The extension. It keeps no state: every call reads the current settings.
 struct SiftExtension;
@@ -110,6 +117,9 @@ impl zed::Extension for SiftExtension {
         if command.name == AGENT_COMMAND {
             return run_agent(args, worktree);
         }
+        if command.name == MEMORY_COMMAND {
+            return run_memory(args, worktree);
+        }
         if command.name != SEARCH_COMMAND {
             return Err(format!("unknown slash command: /{}", command.name));
         }
@@ -178,6 +188,46 @@ fn run_agent(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<Slas
         }
     };
     let formatted = agent::format_output(task.trim(), &root, &run);
+    Ok(SlashCommandOutput {
+        text: formatted.text,
+        sections: formatted
+            .sections
+            .into_iter()
+            .map(|section| SlashCommandOutputSection {
+                range: section.range.into(),
+                label: section.label,
+            })
+            .collect(),
+    })
+}
+
+/// `/sift-memory [QUERY]`: runs `sift memory search --json` (or `list --json`) and shows the notes.
+fn run_memory(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<SlashCommandOutput> {
+    let worktree = worktree.ok_or("/sift-memory needs an open project (a worktree)")?;
+    let root = worktree.root_path();
+    let binary = binary_settings(lsp_settings(SERVER_ID, worktree).as_ref());
+    let program =
+        command::resolve_binary(binary.path.as_deref(), &root, |name| worktree.which(name))?;
+    let query = args.join(" ");
+    let mut process = zed::process::Command {
+        command: program,
+        args: memory::memory_args(&root, &args),
+        env: command::merge_env(worktree.shell_env(), binary.env.as_ref()),
+    };
+    let output = process.output()?;
+    if output.status != Some(0) {
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        return Err(format!(
+            "sift memory failed ({}): {}",
+            output.status.map_or("killed by a signal".to_string(), |s| format!("status {s}")),
+            stderr.trim()
+        ));
+    }
+    let notes = memory::parse_notes(&String::from_utf8_lossy(&output.stdout))?;
+    let formatted = memory::format_output(
+        query.split_whitespace().collect::<Vec<_>>().join(" ").as_str(),
+        &notes,
+    );
     Ok(SlashCommandOutput {
         text: formatted.text,
         sections: formatted
@@ -272,6 +322,12 @@ mod tests {
         assert!(manifest.contains(&format!("[language_servers.{SERVER_ID}]")));
         assert!(manifest.contains(&format!("[slash_commands.{SEARCH_COMMAND}]")));
         assert!(manifest.contains(&format!("[slash_commands.{AGENT_COMMAND}]")));
+        assert!(manifest.contains(&format!("[slash_commands.{MEMORY_COMMAND}]")));
+        // The process:exec capabilities must allow the arguments that memory_args builds.
+        assert!(manifest.contains(r#"args = ["memory", "list", "--json", "**"]"#));
+        assert!(manifest.contains(r#"args = ["memory", "search", "--json", "**"]"#));
+        assert_eq!(memory::memory_args("/r", &[])[..3], ["memory", "list", "--json"]);
+        assert_eq!(memory::memory_args("/r", &["q".into()])[..3], ["memory", "search", "--json"]);
         assert!(manifest.contains(r#"args = ["agent", "--json", "**"]"#));
         assert!(manifest.contains("schema_version = 1"));
         // The process:exec capability must allow the arguments that search_args builds.

@@ -5,12 +5,14 @@
 //   - initialization options and workspace configuration pass through;
 //   - /sift-search runs `sift search --json` (only as the manifest's capability allows) and
 //     formats real results;
+//   - /sift-memory runs `sift memory list --json` / `memory search --json` and shows a fresh and
+//     a stale note (written with `sift memory add`, then the cited code changed);
 //   - the command the extension returns really starts a working language server.
 //
 //   node smoke.mjs EXTENSION_WASM SIFT_BIN
 //
 // Prints one line per check, then "wasm smoke: N passed, M failed"; exit status 1 on a failure.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtemp, mkdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -202,6 +204,50 @@ async function main() {
     const refused = errorText(() => ext.runSlashCommand(slashCommand, ['x'], worktree));
     check('without the manifest capability the host refuses (as Zed does)',
       refused?.includes('not granted'), refused);
+
+    // --- /sift-memory: a fresh note and a stale one, written by the real sift ------------------
+    const memorySlash = manifest.slash_commands?.['sift-memory'];
+    check('extension.toml: /sift-memory declared (the query is optional)',
+      typeof memorySlash?.description === 'string' && memorySlash?.requires_argument === false);
+    // The fixture is the shell's HOME here, and sift refuses a home folder as a project root (it
+    // holds ~/.ssh): give sift a home of its own, as the agent part below does.
+    const memoryHome = await realpath(await mkdtemp(join(tmpdir(), 'sift-zed-smoke-mhome-')));
+    const memoryEnv = { HOME: memoryHome, XDG_CONFIG_HOME: join(memoryHome, '.config') };
+    const siftRun = (args) => spawnSync(sift, args, { cwd: root, encoding: 'utf8', env: { ...process.env, ...memoryEnv } });
+    const added = [
+      siftRun(['memory', 'add', '--path', root, '--cite', 'app.py#parse_config', 'parse_config returns an empty dict for a missing file.']),
+      siftRun(['memory', 'add', '--path', root, '--cite', 'util.c#add_numbers', 'add_numbers never overflows: callers pass small counts.']),
+    ];
+    check('sift memory add wrote two notes', added.every((r) => r.status === 0), added.map((r) => r.stderr || r.stdout));
+    // The cited code of the second note changes: it is stale now.
+    await writeFile(join(root, 'util.c'), 'int add_numbers(int a, int b) { return a + b + 0; }\n');
+    const memoryCommand = { name: 'sift-memory', description: '', tooltipText: '', requiresArgument: false };
+    const memorySettings = { sift: { binary: { env: memoryEnv } } };
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities, lspSettings: memorySettings });
+    const listed = ext.runSlashCommand(memoryCommand, [], worktree);
+    const listRun = host.state.commandsRun[0];
+    check('/sift-memory runs `sift memory list --json --path ROOT`',
+      listRun?.command === sift && listRun.args.join(' ') === `memory list --json --path ${root}`, listRun?.args);
+    check('/sift-memory lists both notes, the fresh one first, the stale one flagged with the reason',
+      listed.text.startsWith('sift memory notes (2 notes, 1 stale):')
+        && listed.sections.length === 2
+        && listed.sections[0].label.endsWith('(fresh)')
+        && listed.sections[1].label.startsWith('⚠ stale: ')
+        && /⚠ \*\*stale\*\*: util\.c#add_numbers/.test(listed.text)
+        && listed.text.includes('- cites `app.py#parse_config` (fresh)'),
+      listed.text);
+    host.state.commandsRun.length = 0;
+    const searched = ext.runSlashCommand(memoryCommand, ['empty', 'dict'], worktree);
+    const searchRun = host.state.commandsRun[0];
+    check('/sift-memory QUERY runs `sift memory search --json --path ROOT -k 10 -- QUERY`',
+      searchRun?.args.join(' ') === `memory search --json --path ${root} -k 10 -- empty dict`, searchRun?.args);
+    check('/sift-memory QUERY finds the note about it',
+      searched.text.startsWith('sift memory notes about `empty dict`') && searched.text.includes('parse_config returns an empty dict'),
+      searched.text);
+    host.configure({ rootPath: root, path: { sift }, shellEnv, lspSettings: memorySettings, capabilities: capabilities.filter((c) => c.args?.[0] !== 'memory') });
+    const memoryRefused = errorText(() => ext.runSlashCommand(memoryCommand, [], worktree));
+    check('/sift-memory needs its manifest capability', memoryRefused?.includes('not granted'), memoryRefused);
+    await rm(memoryHome, { recursive: true, force: true });
 
     // --- /sift-agent, against a scripted OpenAI-compatible endpoint (another process: the
     // host runs commands with spawnSync, which blocks this one) ------------------------------
