@@ -130,7 +130,19 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
     assert!(out.status.success(), "{}", stderr(&out));
 
     let mut server = StdioServer::start(&[]);
-    let init = server.initialize(&root);
+    // A client that re-asks for code lenses when told to (VS Code does).
+    let init = server.request(
+        "initialize",
+        json!({
+            "processId": null,
+            "capabilities": {
+                "window": {"workDoneProgress": true},
+                "workspace": {"codeLens": {"refreshSupport": true}},
+            },
+            "workspaceFolders": [{"uri": format!("file://{}", root.display()), "name": "root"}],
+        }),
+    );
+    server.notify("initialized", json!({}));
     assert_eq!(init["result"]["capabilities"]["hoverProvider"], true, "{init}");
     assert!(init["result"]["capabilities"]["codeLensProvider"].is_object());
     ready(&mut server);
@@ -186,6 +198,7 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
     assert_eq!(listed["result"]["notes"][0]["state"], "fresh", "{listed}");
 
     // A note for a selection inside `backoff` cites the function; bad input is an error.
+    server.seen.clear();
     let added = command(
         &mut server,
         "sift.memory.add",
@@ -196,6 +209,14 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
         }),
     );
     assert_eq!(added["result"]["cites"][0], "app/cache.py#backoff", "{added}");
+    // The new note's lens needs no edit of the document: the server asks the client to refresh.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while !server.seen.iter().any(|m| m["method"] == "workspace/codeLens/refresh") {
+        let left = deadline.checked_duration_since(Instant::now()).expect("a lens refresh in time");
+        if let Some(message) = server.read(left) {
+            server.seen.push(message);
+        }
+    }
     let bad = command(
         &mut server,
         "sift.memory.add",

@@ -92,11 +92,16 @@ where
     Ok(())
 }
 
+/// Tool calls running at once; more wait their turn (a client firing dozens of searches at
+/// once must not take every core from the editor and the indexer).
+const CONCURRENT_CALLS: usize = 4;
+
 /// The MCP service: the tool list and the calls.
 struct Handler {
     tools: Arc<tools::Tools>,
     listed: Vec<Tool>,
     schemas: HashMap<&'static str, Value>,
+    running: Arc<tokio::sync::Semaphore>,
 }
 
 impl Handler {
@@ -104,7 +109,8 @@ impl Handler {
         let specs = tools::specs(tools.allow_memory_add);
         let listed = specs.iter().map(to_tool).collect();
         let schemas = specs.into_iter().map(|s| (s.name, s.schema)).collect();
-        Handler { tools: Arc::new(tools), listed, schemas }
+        let running = Arc::new(tokio::sync::Semaphore::new(CONCURRENT_CALLS));
+        Handler { tools: Arc::new(tools), listed, schemas, running }
     }
 }
 
@@ -167,6 +173,9 @@ impl ServerHandler for Handler {
         if let Err(why) = sift_runtime::llm::validate_arguments(schema, &args) {
             return Ok(error_result(format!("error: {why}")));
         }
+        let Ok(_turn) = self.running.clone().acquire_owned().await else {
+            return Err(ErrorData::internal_error("the server is shutting down", None));
+        };
         let tools = self.tools.clone();
         let call = name.clone();
         let answered = tokio::task::spawn_blocking(move || {

@@ -370,7 +370,11 @@ fn run_blocking(
     let config = sift_engine::config::for_editor(root, overrides)?;
     let model = sift_runtime::llm::config::open(&config.model()?)?;
     let name = model.describe().name;
-    let setup = Setup::new(root, &config)?;
+    let mut setup = Setup::new(root, &config)?;
+    // The notes as the server last checked them: a run does not read them all again.
+    if let Some(book) = workspace.notebook().clone() {
+        setup = setup.with_notebook(book);
+    }
     let options =
         Options { budget: Budget { max_steps, ..Budget::default() }, ..Options::default() };
     let mut on_event = |e: Event| {

@@ -40,6 +40,9 @@ pub struct Backend {
     pub(super) workspaces: Arc<RwLock<Vec<Arc<Workspace>>>>,
     pub(super) roots: Mutex<Vec<PathBuf>>,
     pub(super) progress_supported: AtomicBool,
+    /// The client re-asks for code lenses on `workspace/codeLens/refresh` (memory notes'
+    /// counts change without the document changing).
+    pub(super) lens_refresh: Arc<AtomicBool>,
     /// `initializationOptions.siftTestHooks`: enables the `sift.test.*` commands
     /// ([`super::test_hooks`]).
     pub(super) test_hooks: AtomicBool,
@@ -101,6 +104,7 @@ impl Backend {
             workspaces: Arc::new(RwLock::new(Vec::new())),
             roots: Mutex::new(Vec::new()),
             progress_supported: Default::default(),
+            lens_refresh: Default::default(),
             test_hooks: Default::default(),
             init_options: Mutex::new(None),
             docs: tx,

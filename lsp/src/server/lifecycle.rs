@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -32,6 +33,14 @@ impl Backend {
                 .and_then(|w| w.work_done_progress)
                 .unwrap_or(false);
             self.progress_supported.store(progress, std::sync::atomic::Ordering::Relaxed);
+            let lenses = params
+                .capabilities
+                .workspace
+                .as_ref()
+                .and_then(|w| w.code_lens.as_ref())
+                .and_then(|c| c.refresh_support)
+                .unwrap_or(false);
+            self.lens_refresh.store(lenses, std::sync::atomic::Ordering::Relaxed);
             let hooks = params
                 .initialization_options
                 .as_ref()
@@ -102,7 +111,8 @@ impl Backend {
         let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let (ptx, prx) = mpsc::unbounded_channel();
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
-        tokio::spawn(report_progress(self.client.clone(), prx, supported));
+        let lenses = self.lens_refresh.clone();
+        tokio::spawn(report_progress(self.client.clone(), prx, supported, lenses));
         // Each root's settings come from the layered configuration: its files, the editor's
         // settings (initializationOptions), the environment.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -177,16 +187,31 @@ type Ongoing = HashMap<
     ),
 >;
 
+/// Asks the client to re-ask for code lenses, when it said it can (not waiting for it).
+pub(super) fn refresh_lenses(client: &Client, supported: &std::sync::atomic::AtomicBool) {
+    if supported.load(std::sync::atomic::Ordering::Relaxed) {
+        let client = client.clone();
+        tokio::spawn(async move {
+            let _ = client.code_lens_refresh().await;
+        });
+    }
+}
+
 /// Turns update progress into LSP work-done progress, one token per running update.
 async fn report_progress(
     client: Client,
     mut rx: mpsc::UnboundedReceiver<ProgressEvent>,
     supported: bool,
+    lens_refresh: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut ongoing: Ongoing = HashMap::new();
     let mut counter = 0u32;
     let unit = |what: &str| if what == "embedding" { "chunks" } else { "files" };
     while let Some(event) = rx.recv().await {
+        // An update ends after the notes were checked against it: their lenses may have changed.
+        if let ProgressEvent::End { what: "indexing", .. } = &event {
+            refresh_lenses(&client, &lens_refresh);
+        }
         if !supported {
             continue;
         }

@@ -30,6 +30,7 @@ impl Backend {
         let Some((ws, rel)) = self.locate(uri) else { return };
         if rel.starts_with(".sift/memory/") && rel.ends_with(".md") {
             let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
+            super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
         }
     }
 
@@ -188,7 +189,9 @@ impl Backend {
             ws.refresh_memory();
             Ok(json!({ "slug": note.slug, "path": path, "cites": specs }))
         });
-        run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params)
+        let added = run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params);
+        super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
+        added
     }
 
     /// `sift.memory.delete` (`[{slug}]`) and `sift.memory.verify` (`[{slug}]`: the user
@@ -218,7 +221,10 @@ impl Backend {
             }
             Err(format!("no note {slug:?} in any workspace"))
         });
-        run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params)
+        let changed =
+            run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params);
+        super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
+        changed
     }
 }
 

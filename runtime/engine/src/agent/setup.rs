@@ -70,6 +70,13 @@ impl Setup {
         })
     }
 
+    /// The same setup starting its sessions from notes already read and checked (the language
+    /// server's, re-checked after every index update) instead of reading them again.
+    pub fn with_notebook(self, book: crate::memory::Notebook) -> Setup {
+        let _ = self.notebook.set(book);
+        self
+    }
+
     /// A fresh session (its own overlay, no pending change) over `workspace`, starting from
     /// the editor's `unsaved` buffers.
     pub fn session<'a>(
