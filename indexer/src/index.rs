@@ -191,6 +191,9 @@ pub struct CodeIndex {
     pub(crate) index: Index,
     pub(crate) reader: IndexReader,
     pub(crate) fields: Fields,
+    /// The manifest last read by [`CodeIndex::manifest_shared`], with its file name (a commit
+    /// writes a new manifest file; a named one never changes).
+    manifest_cache: std::sync::Mutex<Option<(String, std::sync::Arc<Manifest>)>>,
 }
 
 enum Found {
@@ -264,6 +267,24 @@ impl CodeIndex {
                 Manifest::load(&self.layout.index_dir, &payload.manifest)
             }
         }
+    }
+
+    /// The manifest of the commit in force and its file name (empty: no commit yet), shared:
+    /// read from disk only when a commit happened since the last call. For readers that look
+    /// it up after every update (memory notes' checks) rather than change it.
+    pub fn manifest_shared(&self) -> Result<(std::sync::Arc<Manifest>, String)> {
+        let Some(name) = self.manifest_name()? else {
+            return Ok((std::sync::Arc::new(Manifest::default()), String::new()));
+        };
+        let mut cache = self.manifest_cache.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((cached, manifest)) = cache.as_ref()
+            && *cached == name
+        {
+            return Ok((manifest.clone(), name));
+        }
+        let manifest = std::sync::Arc::new(Manifest::load(&self.layout.index_dir, &name)?);
+        *cache = Some((name.clone(), manifest.clone()));
+        Ok((manifest, name))
     }
 
     /// The file name of the manifest the commit in force names (`None`: no commit yet).
@@ -411,7 +432,7 @@ fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
         index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| {
             Error::Corrupt { path: layout.index_dir.clone(), reason: format!("{e}") }
         })?;
-    Ok(CodeIndex { layout, index, reader, fields })
+    Ok(CodeIndex { layout, index, reader, fields, manifest_cache: Default::default() })
 }
 
 /// Moves the index directory aside (one atomic rename), then deletes it.

@@ -355,7 +355,7 @@ pub struct IndexedCode<'a> {
     index: &'a CodeIndex,
     policy: &'a Policy,
     /// The manifest of the latest commit and its name.
-    manifest: std::cell::OnceCell<(Manifest, String)>,
+    manifest: std::cell::OnceCell<(std::sync::Arc<Manifest>, String)>,
 }
 
 /// Files larger than this are not cited.
@@ -367,16 +367,13 @@ impl<'a> IndexedCode<'a> {
         IndexedCode { root: index.root(), index, policy, manifest: std::cell::OnceCell::new() }
     }
 
-    fn manifest(&self) -> &(Manifest, String) {
+    fn manifest(&self) -> &(std::sync::Arc<Manifest>, String) {
         self.manifest.get_or_init(|| {
-            let read = || -> crate::Result<(Manifest, String)> {
-                Ok((self.index.manifest()?, self.index.manifest_name()?.unwrap_or_default()))
-            };
-            read().unwrap_or_else(|e| {
+            self.index.manifest_shared().unwrap_or_else(|e| {
                 tracing::warn!(
                     "memory: the index manifest cannot be read, every note is checked again: {e}"
                 );
-                (Manifest::default(), String::new())
+                (Default::default(), String::new())
             })
         })
     }

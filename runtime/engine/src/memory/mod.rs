@@ -94,7 +94,7 @@ impl Memory {
     /// Every note, by slug, and the files that do not parse (reported, never dropped or
     /// rewritten). No folder: no notes.
     pub fn load(&self) -> (Vec<Note>, Vec<ParseError>) {
-        let (notes, broken, _) = self.load_since(&[], &Stamps::new());
+        let (notes, broken, _) = self.load_since(Vec::new(), &Stamps::new());
         (notes, broken)
     }
 
@@ -102,9 +102,12 @@ impl Memory {
     /// `stamps` (size and modification time): only new or changed files are read.
     pub fn load_since(
         &self,
-        before: &[Note],
+        before: Vec<Note>,
         stamps: &Stamps,
     ) -> (Vec<Note>, Vec<ParseError>, Stamps) {
+        // Taken from, not searched: a thousand notes are a thousand lookups, not a million.
+        let mut before: std::collections::HashMap<String, Note> =
+            before.into_iter().map(|n| (n.slug.clone(), n)).collect();
         let mut next = Stamps::new();
         let mut notes = Vec::new();
         let mut broken = Vec::new();
@@ -132,10 +135,10 @@ impl Memory {
                     .is_ok_and(|now| now.as_nanos().saturating_sub(stamp.1) > 2_000_000_000);
                 if settled
                     && stamps.get(&slug) == Some(&stamp)
-                    && let Some(old) = before.iter().find(|n| n.slug == slug)
+                    && let Some(old) = before.remove(&slug)
                 {
                     next.insert(slug, stamp);
-                    notes.push(old.clone());
+                    notes.push(old);
                     continue;
                 }
                 next.insert(slug.clone(), stamp);
@@ -217,12 +220,19 @@ impl Memory {
             .unwrap_or_default()
     }
 
-    /// Keeps the states for the next process (best effort: it is a cache).
+    /// Keeps the states for the next process (best effort: it is a cache). Replaced whole by a
+    /// rename, so a reader never sees half a file, but not synced to disk: after a crash the
+    /// states are at worst older (or unreadable, and then computed again), never wrong, since
+    /// each records the file versions it was checked against.
     pub fn save_states(&self, states: &States) {
-        if let Ok(bytes) = serde_json::to_vec(states)
-            && self.state.parent().is_some_and(Path::exists)
-            && let Err(e) = sift_indexer::store::write_atomic(&self.state, &bytes)
-        {
+        let Some(dir) = self.state.parent().filter(|d| d.exists()) else { return };
+        let written = serde_json::to_vec(states).map_err(std::io::Error::other).and_then(|bytes| {
+            let mut file = tempfile::NamedTempFile::new_in(dir)?;
+            std::io::Write::write_all(&mut file, &bytes)?;
+            file.persist(&self.state).map_err(|e| e.error)?;
+            Ok(())
+        });
+        if let Err(e) = written {
             tracing::debug!("could not keep the memory states: {e}");
         }
     }
@@ -393,7 +403,7 @@ impl Notebook {
     /// Loads the notes and checks them against `code`, reusing the cached states that still
     /// hold, and keeps the new states for the next process.
     pub fn load(memory: Memory, code: &dyn Code) -> Notebook {
-        let (notes, broken, stamps) = memory.load_since(&[], &Stamps::new());
+        let (notes, broken, stamps) = memory.load_since(Vec::new(), &Stamps::new());
         let mut book = Notebook { notes, broken, stamps, ..Notebook::empty(memory) };
         let before = book.memory.cached_states();
         book.recheck(code, &before);
@@ -414,7 +424,8 @@ impl Notebook {
 
     /// Reads the notes again (they may have changed on disk) and checks them.
     pub fn reload(&mut self, code: &dyn Code) {
-        let (notes, broken, stamps) = self.memory.load_since(&self.notes, &self.stamps);
+        let before = std::mem::take(&mut self.notes);
+        let (notes, broken, stamps) = self.memory.load_since(before, &self.stamps);
         self.notes = notes;
         self.broken = broken;
         self.stamps = stamps;
