@@ -125,25 +125,9 @@ impl zed::Extension for SiftExtension {
         }
         let worktree = worktree.ok_or("/sift-search needs an open project (a worktree)")?;
         let root = worktree.root_path();
-        let binary = binary_settings(lsp_settings(SERVER_ID, worktree).as_ref());
-        let program =
-            command::resolve_binary(binary.path.as_deref(), &root, |name| worktree.which(name))?;
         let query = args.join(" ");
-        let mut process = zed::process::Command {
-            command: program,
-            args: command::search_args(&root, &args)?,
-            env: command::merge_env(worktree.shell_env(), binary.env.as_ref()),
-        };
-        let output = process.output()?;
-        if output.status != Some(0) {
-            let stderr = String::from_utf8_lossy(&output.stderr);
-            return Err(format!(
-                "sift search failed ({}): {}",
-                output.status.map_or("killed by a signal".to_string(), |s| format!("status {s}")),
-                stderr.trim()
-            ));
-        }
-        let hits = search::parse_hits(&String::from_utf8_lossy(&output.stdout))?;
+        let stdout = run_cli(worktree, &root, command::search_args(&root, &args)?, "search")?;
+        let hits = search::parse_hits(&stdout)?;
         let formatted = search::format_output(query.trim(), &hits);
         Ok(SlashCommandOutput {
             text: formatted.text,
@@ -201,29 +185,37 @@ fn run_agent(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<Slas
     })
 }
 
-/// `/sift-memory [QUERY]`: runs `sift memory search --json` (or `list --json`) and shows the notes.
-fn run_memory(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<SlashCommandOutput> {
-    let worktree = worktree.ok_or("/sift-memory needs an open project (a worktree)")?;
-    let root = worktree.root_path();
+/// Runs the sift binary the settings name (or the one on the worktree's `PATH`) with `args`
+/// and the worktree's environment: its stdout, or why it failed (`what`: the subcommand, for
+/// the message).
+fn run_cli(worktree: &Worktree, root: &str, args: Vec<String>, what: &str) -> zed::Result<String> {
     let binary = binary_settings(lsp_settings(SERVER_ID, worktree).as_ref());
     let program =
-        command::resolve_binary(binary.path.as_deref(), &root, |name| worktree.which(name))?;
-    let query = args.join(" ");
+        command::resolve_binary(binary.path.as_deref(), root, |name| worktree.which(name))?;
     let mut process = zed::process::Command {
         command: program,
-        args: memory::memory_args(&root, &args),
+        args,
         env: command::merge_env(worktree.shell_env(), binary.env.as_ref()),
     };
     let output = process.output()?;
     if output.status != Some(0) {
         let stderr = String::from_utf8_lossy(&output.stderr);
         return Err(format!(
-            "sift memory failed ({}): {}",
+            "sift {what} failed ({}): {}",
             output.status.map_or("killed by a signal".to_string(), |s| format!("status {s}")),
             stderr.trim()
         ));
     }
-    let notes = memory::parse_notes(&String::from_utf8_lossy(&output.stdout))?;
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// `/sift-memory [QUERY]`: runs `sift memory search --json` (or `list --json`) and shows the notes.
+fn run_memory(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<SlashCommandOutput> {
+    let worktree = worktree.ok_or("/sift-memory needs an open project (a worktree)")?;
+    let root = worktree.root_path();
+    let query = args.join(" ");
+    let stdout = run_cli(worktree, &root, memory::memory_args(&root, &args), "memory")?;
+    let notes = memory::parse_notes(&stdout)?;
     let formatted = memory::format_output(
         query.split_whitespace().collect::<Vec<_>>().join(" ").as_str(),
         &notes,
