@@ -210,6 +210,20 @@ impl Workspace {
         self.memory.as_ref().map(|(p, m)| (p, m))
     }
 
+    /// Writes a new memory note (`code`: this workspace's index, through its policy) and reads
+    /// the notes again, so the next hover, lens or search sees it (blocking). Its file's path.
+    pub fn add_note(
+        &self,
+        code: &sift_engine::memory::IndexedCode<'_>,
+        draft: sift_engine::memory::Draft<'_>,
+    ) -> Result<(sift_engine::memory::Note, PathBuf), String> {
+        let (_, memory) = self.memory_parts().ok_or("memory notes are not available here")?;
+        let note = sift_engine::memory::new_note(memory, code, draft).map_err(|e| e.to_string())?;
+        let path = memory.write(&note).map_err(|e| e.to_string())?;
+        self.refresh_memory();
+        Ok((note, path))
+    }
+
     /// Reads the notes again and checks them against the committed index (blocking).
     pub fn refresh_memory(&self) {
         let Some((policy, memory)) = &self.memory else { return };

@@ -151,7 +151,7 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(
                 Read::Line
             });
         }
-        let (chunk, done) = match memchr(buf) {
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (&buf[..i], i + 1),
             None => (buf, buf.len()),
         };
@@ -169,10 +169,6 @@ async fn read_line<R: AsyncBufReadExt + Unpin>(
             return Ok(if too_long { Read::TooLong } else { Read::Line });
         }
     }
-}
-
-fn memchr(buf: &[u8]) -> Option<usize> {
-    buf.iter().position(|&b| b == b'\n')
 }
 
 #[cfg(test)]

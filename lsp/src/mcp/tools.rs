@@ -201,7 +201,7 @@ impl Tools {
 
     /// `memory_add {text, title?, cite?}`: writes the note (the user allowed this tool).
     fn memory_add(&self, args: &Value) -> Answer {
-        let Some((policy, notes)) = self.ws.memory_parts() else {
+        let Some(policy) = self.ws.policy() else {
             return Answer::fail("memory notes are off: the [sandbox] configuration is invalid");
         };
         let text = args.get("text").and_then(Value::as_str).unwrap_or_default();
@@ -217,16 +217,10 @@ impl Tools {
             origin: Some("mcp".into()),
             ..memory::Draft::new(text, &cites)
         };
-        let note = match memory::new_note(notes, &code, draft) {
-            Ok(note) => note,
-            Err(e) => return Answer::fail(e.to_string()),
+        let (note, path) = match self.ws.add_note(&code, draft) {
+            Ok(added) => added,
+            Err(e) => return Answer::fail(e),
         };
-        let path = match notes.write(&note) {
-            Ok(path) => path,
-            Err(e) => return Answer::fail(e.to_string()),
-        };
-        // The next search sees it.
-        self.ws.refresh_memory();
         let shown = path.strip_prefix(&self.ws.root).unwrap_or(&path).display().to_string();
         Answer {
             text: format!("wrote {shown} ({} citations)", note.front.citations.len()),

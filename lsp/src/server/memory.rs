@@ -176,7 +176,7 @@ impl Backend {
             .locate(&uri)
             .ok_or_else(|| Error::invalid_params(format!("{} is in no workspace", uri.as_str())))?;
         let run = tokio::task::spawn_blocking(move || -> std::result::Result<Value, String> {
-            let (policy, memory) = ws.memory_parts().ok_or("memory is not available here")?;
+            let policy = ws.policy().ok_or("memory is not available here")?;
             let code = memory::IndexedCode::new(&ws.index, policy);
             let specs = given.unwrap_or_else(|| vec![selection_spec(&code, &rel, range)]);
             let draft = memory::Draft {
@@ -184,9 +184,7 @@ impl Backend {
                 author,
                 ..memory::Draft::new(&text, &specs)
             };
-            let note = memory::new_note(memory, &code, draft).map_err(|e| e.to_string())?;
-            let path = memory.write(&note).map_err(|e| e.to_string())?;
-            ws.refresh_memory();
+            let (note, path) = ws.add_note(&code, draft)?;
             Ok(json!({ "slug": note.slug, "path": path, "cites": specs }))
         });
         let added = run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params);
