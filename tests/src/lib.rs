@@ -1,8 +1,9 @@
 //! Helpers for the end-to-end tests in `tests/tests/`: find the real `sift` binary, run it, make
 //! corpora.
 //!
-//! The binary must be built before the tests run (`cargo build -p sift-lsp`, which the README's
-//! test command and `.ci/run` do); set `SIFT_BIN` to test another build.
+//! The binary must be built before the tests run: `cargo test --workspace` builds it with the
+//! tests (sift-lsp has integration tests of its own), as the README's test command and `.ci/run`
+//! do; set `SIFT_BIN` to test another build.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -18,7 +19,7 @@ pub fn sift_bin() -> PathBuf {
     let bin = target.join("debug").join(format!("sift{}", std::env::consts::EXE_SUFFIX));
     assert!(
         bin.exists(),
-        "{} is missing: build it first with `cargo build -p sift-lsp` (or set SIFT_BIN)",
+        "{} is missing: build it first with `cargo test --workspace --no-run` or `cargo build -p sift-lsp` (or set SIFT_BIN)",
         bin.display()
     );
     bin

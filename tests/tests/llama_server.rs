@@ -1,6 +1,6 @@
 //! The OpenAI backend against a real server: llama.cpp's `llama-server` serving Gemma 3 270M on
 //! 127.0.0.1, both installed by `scripts/llama-server.sh` (a build of about 22 minutes, too long
-//! for the test command). So the test is `#[ignore]`d; run it with `cargo test -p sift-tests
+//! for the test command). So the test is `#[ignore]`d; run it with `cargo test --workspace
 //! --test llama_server -- --ignored` after the install. Run so, a missing install is a failure.
 //! `SIFT_LLAMA_DIR` says where they are (default `~/.cache/sift/llama-server`).
 
