@@ -82,6 +82,9 @@ async def main(binary, workspace, report_path):
                     await session.call_tool("memory_search", {"query": "when is the configuration parsed"})
                 )
                 # Calls that must fail, each as a tool error the model can read.
+                report["task_talk"] = summary(
+                    await session.call_tool("memory_add", {"text": "I will fix the parser next, then run the tests."})
+                )
                 report["missing_argument"] = summary(await session.call_tool("search", {}))
                 report["wrong_type"] = summary(await session.call_tool("read", {"path": 7}))
                 report["outside"] = summary(await session.call_tool("read", {"path": "../outside.txt"}))

@@ -118,6 +118,12 @@ fn a_real_mcp_client_calls_every_tool_and_bad_calls_are_tool_errors() {
     assert!(root.join(format!(".sift/memory/{slug}.md")).is_file());
     let found = &report["memory_search"]["structured"]["notes"];
     assert_eq!(found[0]["slug"], slug, "{found}");
+    // A note about the task at hand, not the codebase, is refused (and nothing is written).
+    let talk = &report["task_talk"];
+    assert!(talk["is_error"].as_bool().unwrap(), "{talk}");
+    assert!(talk["text"].as_str().unwrap().contains("not about the task at hand"), "{talk}");
+    let written = std::fs::read_dir(root.join(".sift/memory")).unwrap().count();
+    assert_eq!(written, 1, "only the first note was written");
 
     // Bad calls: tool errors that name the problem, and the server goes on.
     let missing = &report["missing_argument"];

@@ -231,6 +231,25 @@ fn citations_that_do_not_resolve_say_why() {
 }
 
 #[test]
+fn an_agents_note_about_the_task_is_refused_and_a_users_is_not() {
+    let repo = Repo::new();
+    let code = repo.code();
+    let text = "The task is done once I've updated Cache.get";
+    let agent = memory::Draft { author: memory::Author::Agent, ..memory::Draft::new(text, &[]) };
+    match memory::new_note(&repo.memory, &code, agent) {
+        Err(e @ MemoryError::AboutTheTask(_)) => {
+            assert!(e.to_string().contains("not about the task at hand"), "{e}")
+        }
+        other => panic!("{other:?}"),
+    }
+    // Whole words only: a "todolist" key is not a "todo".
+    let fact = "Ill-formed keys make Cache.get raise; a todolist key is fine";
+    let agent = memory::Draft { author: memory::Author::Agent, ..memory::Draft::new(fact, &[]) };
+    assert!(memory::new_note(&repo.memory, &code, agent).is_ok());
+    assert!(memory::new_note(&repo.memory, &code, memory::Draft::new(text, &[])).is_ok());
+}
+
+#[test]
 fn broken_note_files_are_reported_and_kept() {
     let repo = Repo::new();
     repo.add("A fine note.", &[]);

@@ -55,6 +55,12 @@ pub enum MemoryError {
     /// The note is empty.
     #[error("a note needs some text")]
     Empty,
+    /// An agent's note about the task at hand rather than the codebase.
+    #[error(
+        "notes are for lasting facts about this codebase (conventions, invariants, pitfalls), \
+         not about the task at hand (the text says {0:?}); leave it out of memory"
+    )]
+    AboutTheTask(&'static str),
     /// Reading or writing a note failed.
     #[error("{path}: {source}")]
     Io {
@@ -332,13 +338,48 @@ impl<'a> Draft<'a> {
     }
 }
 
+/// Phrases of notes about the task at hand rather than the codebase.
+const TASK_TALK: &[&str] = &[
+    "this task",
+    "the task",
+    "i will",
+    "i'll",
+    "i have",
+    "i've",
+    "i am",
+    "i'm",
+    "next step",
+    "todo",
+    "in this session",
+    "the user asked",
+];
+
+/// The phrase that makes `text` a note about the task at hand (a whole-word match, any case).
+pub fn task_talk(text: &str) -> Option<&'static str> {
+    let lower = text.to_lowercase();
+    TASK_TALK.iter().copied().find(|phrase| {
+        lower.match_indices(phrase).any(|(i, _)| {
+            let before = lower[..i].chars().next_back();
+            let after = lower[i + phrase.len()..].chars().next();
+            !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+        })
+    })
+}
+
 /// A new note from the user or the agent: the title is the text's first line unless given,
-/// the citations are resolved now (see [`cite`]).
+/// the citations are resolved now (see [`cite`]). An agent's note about the task at hand
+/// ([`task_talk`]) is refused, whichever front end the agent came through (sift's own agent,
+/// an MCP client); the user may write what they like.
 pub fn new_note(memory: &Memory, code: &dyn Code, draft: Draft<'_>) -> Result<Note, MemoryError> {
     let Draft { text, title, cites: citations, scope, author, origin } = draft;
     let body = text.trim();
     if body.is_empty() {
         return Err(MemoryError::Empty);
+    }
+    if author == Author::Agent
+        && let Some(phrase) = task_talk(body)
+    {
+        return Err(MemoryError::AboutTheTask(phrase));
     }
     let title = title.map(str::to_string).unwrap_or_else(|| note::title_from(body));
     let citations = citations.iter().map(|spec| cite(code, spec)).collect::<Result<Vec<_>, _>>()?;
@@ -422,25 +463,29 @@ impl Notebook {
         }
     }
 
-    /// Reads the notes again (they may have changed on disk) and checks them.
-    pub fn reload(&mut self, code: &dyn Code) {
+    /// Reads the notes again (they may have changed on disk) and checks them. Whether anything
+    /// an editor shows may have changed: a note file added, removed or changed, or a state.
+    pub fn reload(&mut self, code: &dyn Code) -> bool {
         let before = std::mem::take(&mut self.notes);
         let (notes, broken, stamps) = self.memory.load_since(before, &self.stamps);
+        let files_changed = stamps != self.stamps;
         self.notes = notes;
         self.broken = broken;
         self.stamps = stamps;
         let before = std::mem::take(&mut self.states);
-        self.recheck(code, &before);
+        self.recheck(code, &before) || files_changed
     }
 
-    /// Checks the notes again against `code` (after an index update).
-    pub fn recheck(&mut self, code: &dyn Code, before: &States) {
+    /// Checks the notes again against `code` (after an index update); whether a state changed.
+    pub fn recheck(&mut self, code: &dyn Code, before: &States) -> bool {
         let (states, checked) = check::check(&self.notes, code, before);
+        let changed = states.notes != before.notes;
         if states != *before {
             self.memory.save_states(&states);
         }
         self.states = states;
         self.checked = checked;
+        changed
     }
 
     /// A note and its state.

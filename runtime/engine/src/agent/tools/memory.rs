@@ -10,22 +10,6 @@ use serde_json::{Value, json};
 use super::{Session, ToolOutput, str_arg};
 use crate::memory::{self, Author, find};
 
-/// Phrases of notes about the task at hand rather than the codebase.
-const TASK_TALK: &[&str] = &[
-    "this task",
-    "the task",
-    "i will",
-    "i'll",
-    "i have",
-    "i've",
-    "i am",
-    "i'm",
-    "next step",
-    "todo",
-    "in this session",
-    "the user asked",
-];
-
 /// `recall {query}`: the notes about `query`, with their citations and state.
 pub fn recall(s: &Session<'_>, args: &Value) -> ToolOutput {
     recall_answer(s, args).0
@@ -61,12 +45,9 @@ pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
     let Some(text) = str_arg(args, "text").filter(|t| !t.trim().is_empty()) else {
         return ToolOutput::fail("remember needs the fact as text");
     };
-    let lower = text.to_lowercase();
-    if let Some(phrase) = TASK_TALK.iter().find(|p| contains_phrase(&lower, p)) {
-        return ToolOutput::fail(format!(
-            "notes are for lasting facts about this codebase (conventions, invariants, pitfalls), \
-             not about the task at hand (the text says {phrase:?}); leave it out of memory"
-        ));
+    // Refused before anything else is looked at (the engine refuses it too, see `new_note`).
+    if let Some(phrase) = memory::task_talk(text) {
+        return ToolOutput::fail(memory::MemoryError::AboutTheTask(phrase).to_string());
     }
     let Some(mem) = &s.memory else {
         return ToolOutput::fail("memory notes are not available in this workspace");
@@ -107,12 +88,4 @@ pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
     }
     s.proposed.push(note);
     ToolOutput::ok(out)
-}
-
-fn contains_phrase(text: &str, phrase: &str) -> bool {
-    text.match_indices(phrase).any(|(i, _)| {
-        let before = text[..i].chars().next_back();
-        let after = text[i + phrase.len()..].chars().next();
-        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
-    })
 }
