@@ -180,6 +180,28 @@ impl Chunker {
         Some(&mut self.parsers[at].1)
     }
 
+    /// Every definition of `text` (the content of `path`), whole, from one parse: each with
+    /// its full span (long definitions not cut into windows, containers not cut at their
+    /// members) and, for containers, each member too, named with its container. In file order
+    /// (outer before inner at the same line). Empty without a grammar, and for very large or
+    /// generated files, which [`Chunker::chunk`] does not parse either.
+    pub fn definitions(&mut self, path: &Path, text: &str) -> Vec<Chunk> {
+        let starts = line_starts(text);
+        let limits = self.limits;
+        if looks_generated(text) {
+            return Vec::new();
+        }
+        let Some(lang) = Language::from_path(path) else { return Vec::new() };
+        let Some(tree) = self.parser(lang).and_then(|p| p.parse(text, None)) else {
+            return Vec::new();
+        };
+        let mut cx = Cx { lang, src: text, starts: &starts, limits, out: Vec::new(), whole: true };
+        cx.children(tree.root_node(), None, None);
+        let mut defs = cx.out;
+        defs.sort_by_key(|c| (c.start_row, std::cmp::Reverse(c.end_row)));
+        defs
+    }
+
     /// Chunks `text`, the content of `path`.
     pub fn chunk(&mut self, path: &Path, text: &str) -> ChunkedFile {
         let starts = line_starts(text);
@@ -189,7 +211,8 @@ impl Chunker {
             && let Some(parser) = self.parser(lang)
             && let Some(tree) = parser.parse(text, None)
         {
-            let mut cx = Cx { lang, src: text, starts: &starts, limits, out: Vec::new() };
+            let mut cx =
+                Cx { lang, src: text, starts: &starts, limits, out: Vec::new(), whole: false };
             cx.children(tree.root_node(), None, None);
             let mut chunks = cx.out;
             chunks.sort_by_key(|c| (c.start_row, c.end_row));
@@ -306,6 +329,9 @@ struct Cx<'a> {
     starts: &'a [usize],
     limits: ChunkLimits,
     out: Vec<Chunk>,
+    /// Definitions only, whole, and every container's members as well
+    /// ([`Chunker::definitions`]).
+    whole: bool,
 }
 
 /// A stretch of non-definition code being accumulated.
@@ -410,6 +436,9 @@ impl<'a> Cx<'a> {
         container: Option<(&str, ChunkKind)>,
         header: Option<Header>,
     ) {
+        if self.whole {
+            return;
+        }
         let lines = self.lines();
         let Some((first, last)) = lines.trim(first, last) else { return };
         let (kind, symbol, cont) = match header {
@@ -446,6 +475,22 @@ impl<'a> Cx<'a> {
             k => k,
         };
         let outer_container = container.map(|(n, k)| (n.to_string(), k));
+        if self.whole {
+            self.out.push(Chunk {
+                start_row: from_row,
+                end_row,
+                kind,
+                symbol: def.name.clone(),
+                container: outer_container.as_ref().map(|(n, _)| n.clone()),
+                container_kind: outer_container.as_ref().map(|(_, k)| *k),
+            });
+            if let Some(body) = def.body {
+                let member_container =
+                    def.member_container.or(def.name).unwrap_or_default();
+                self.children(body, Some((&member_container, kind)), None);
+            }
+            return;
+        }
         if let Some(body) = def.body
             && lines_long > self.limits.split_container_lines
         {

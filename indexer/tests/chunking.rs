@@ -158,3 +158,44 @@ fn generated_and_huge_files_are_windowed_not_parsed() {
     normal.push_str("// this comment says do not edit\n");
     assert!(Chunker::default().chunk(Path::new("ok.rs"), &normal).parsed);
 }
+
+#[test]
+fn definitions_are_whole_and_include_every_member_whatever_the_limits() {
+    // A 45-line class with a 40-line method: over every limit, yet each definition is whole.
+    let mut text = String::from("import os\n\n\nclass Store:\n    def get(self, key):\n");
+    for i in 0..39 {
+        text.push_str(&format!("        x{i} = key\n"));
+    }
+    text.push_str("\n    class Meta:\n        def ordering(self):\n            return 1\n\n\ndef top():\n    return 2\n");
+    let mut chunker = Chunker::with_limits(ChunkLimits {
+        split_container_lines: 2,
+        max_def_lines: 5,
+        window_lines: 3,
+    });
+    let defs: Vec<String> = chunker
+        .definitions(Path::new("m.py"), &text)
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {}{} {}-{}",
+                c.kind.as_str(),
+                c.container.as_deref().map(|n| format!("{n}.")).unwrap_or_default(),
+                c.symbol.as_deref().unwrap_or("-"),
+                c.start_row + 1,
+                c.end_row + 1
+            )
+        })
+        .collect();
+    assert_eq!(
+        defs,
+        [
+            "class Store 4-48",
+            "method Store.get 5-44",
+            "class Store.Meta 46-48",
+            "method Meta.ordering 47-48",
+            "function top 51-52",
+        ],
+        "{defs:#?}"
+    );
+    assert!(chunker.definitions(Path::new("notes.txt"), &text).is_empty(), "no grammar");
+}

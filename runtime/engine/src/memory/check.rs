@@ -8,8 +8,10 @@
 //! in the index changed. So an index update that touched ten files re-checks the notes citing
 //! those ten files, not all of them.
 
-use std::collections::BTreeMap;
+use std::cell::{OnceCell, RefCell};
+use std::collections::{BTreeMap, HashMap};
 use std::io::Read as _;
+use std::rc::Rc;
 use std::path::Path;
 
 use serde::{Deserialize, Serialize};
@@ -54,23 +56,62 @@ pub enum Resolution {
 
 /// Looks a citation up in the code as it is now (see the module documentation).
 pub fn resolve(c: &Citation, code: &dyn Code) -> Resolution {
-    resolve_with(c, code).0
+    resolve_with(c, &Files::new(code)).0
 }
 
-/// [`resolve`], and whether the answer depends on every file (a symbol looked for everywhere).
-fn resolve_with(c: &Citation, code: &dyn Code) -> (Resolution, Vec<String>, bool) {
-    let hint = c.line_range();
+/// The files one check reads: each read and parsed at most once, however many citations
+/// look at it.
+struct Files<'c> {
+    code: &'c dyn Code,
+    read: RefCell<HashMap<String, Option<Rc<File>>>>,
+}
+
+/// One file's text and, once asked for, its definitions.
+struct File {
+    text: String,
+    defs: OnceCell<Vec<cite::Definition>>,
+}
+
+impl<'c> Files<'c> {
+    fn new(code: &'c dyn Code) -> Files<'c> {
+        Files { code, read: RefCell::new(HashMap::new()) }
+    }
+
+    fn get(&self, rel: &str) -> Option<Rc<File>> {
+        if let Some(seen) = self.read.borrow().get(rel) {
+            return seen.clone();
+        }
+        let file = self.code.text(rel).map(|text| Rc::new(File { text, defs: OnceCell::new() }));
+        self.read.borrow_mut().insert(rel.to_string(), file.clone());
+        file
+    }
+
+    /// Where `c`'s text is in `rel` (see [`cite::locate`]).
+    fn locate(&self, rel: &str, file: &File, c: &Citation, hint: bool) -> Located {
+        let symbol = c.symbol.as_deref();
+        let defs: &[cite::Definition] = match symbol {
+            Some(_) => file.defs.get_or_init(|| cite::definitions(rel, &file.text)),
+            None => &[],
+        };
+        let hint = if hint { c.line_range() } else { None };
+        cite::locate_among(&file.text, defs, symbol, hint, &c.hash)
+    }
+}
+
+/// [`resolve`], the files it read, and whether the answer depends on every file (a symbol
+/// looked for everywhere).
+fn resolve_with(c: &Citation, files: &Files<'_>) -> (Resolution, Vec<String>, bool) {
     let symbol = c.symbol.as_deref();
     let mut deps = vec![c.path.clone()];
-    let here = code.text(&c.path);
+    let here = files.get(&c.path);
     let found = |path: &str, located: Located| match located {
         Located::At { start, end, hash } => {
             Some(Resolution::Found { path: path.to_string(), start, end, hash })
         }
         _ => None,
     };
-    if let Some(text) = &here {
-        match cite::locate(&c.path, text, symbol, hint, &c.hash) {
+    if let Some(file) = &here {
+        match files.locate(&c.path, file, c, true) {
             Located::At { start, end, hash } => {
                 return (Resolution::Found { path: c.path.clone(), start, end, hash }, deps, false);
             }
@@ -103,12 +144,12 @@ fn resolve_with(c: &Citation, code: &dyn Code) -> (Resolution, Vec<String>, bool
     // The symbol left its file: follow it when exactly one other definition is its, or unique.
     let (_, name) = cite::split_symbol(symbol);
     let mut elsewhere = Vec::new();
-    for path in code.defining(name) {
+    for path in files.code.defining(name) {
         if path == c.path {
             continue;
         }
-        let Some(text) = code.text(&path) else { continue };
-        if let Some(r) = found(&path, cite::locate(&path, &text, Some(symbol), None, &c.hash)) {
+        let Some(file) = files.get(&path) else { continue };
+        if let Some(r) = found(&path, files.locate(&path, &file, c, false)) {
             deps.push(path.clone());
             elsewhere.push(r);
         }
@@ -254,13 +295,18 @@ fn note_hash(note: &Note) -> String {
 
 /// Checks one note now.
 pub fn check_note(note: &Note, code: &dyn Code) -> State {
+    check_one(note, &Files::new(code))
+}
+
+fn check_one(note: &Note, files: &Files<'_>) -> State {
+    let code = files.code;
     let generation = code.generation();
     let mut deps = BTreeMap::new();
     let mut wide = None;
     let mut citations = Vec::with_capacity(note.front.citations.len());
     let mut stale = None;
     for c in &note.front.citations {
-        let (resolution, paths, everywhere) = resolve_with(c, code);
+        let (resolution, paths, everywhere) = resolve_with(c, files);
         for path in paths {
             let version = code.version(&path).unwrap_or_default();
             deps.insert(path, version);
@@ -318,6 +364,7 @@ pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Check
     let mut out = States { generation: generation.clone(), notes: BTreeMap::new() };
     let mut did = Checked::default();
     let mut versions: BTreeMap<String, String> = BTreeMap::new();
+    let files = Files::new(code);
     for note in notes {
         let valid = before.notes.get(&note.slug).filter(|old| {
             old.wide.as_ref().is_none_or(|g| *g == generation)
@@ -337,7 +384,7 @@ pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Check
             }
             None => {
                 did.rechecked += 1;
-                check_note(note, code)
+                check_one(note, &files)
             }
         };
         out.notes.insert(note.slug.clone(), state);

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use sift_indexer::chunk::{ChunkLimits, Chunker};
+use sift_indexer::chunk::Chunker;
 
 /// One definition of a file: a name, what encloses it, and its whole lines (1-based,
 /// inclusive).
@@ -36,41 +36,24 @@ impl Definition {
     }
 }
 
-/// The definitions of a file, whole: top-level ones with their full span (containers not
-/// opened), and every member of every container with its container's name. Empty for files
-/// without a grammar.
+/// The definitions of a file, whole, from one parse ([`Chunker::definitions`]): top-level
+/// ones and every member of every container (with its container's name), each with its full
+/// span. Empty for files without a grammar.
 pub fn definitions(rel: &str, text: &str) -> Vec<Definition> {
-    let path = Path::new(rel);
-    if sift_indexer::Language::from_path(path).is_none() {
-        return Vec::new();
-    }
-    let whole = |split_container_lines| ChunkLimits {
-        split_container_lines,
-        max_def_lines: usize::MAX,
-        window_lines: 60,
-    };
-    let mut out = Vec::new();
-    let mut push = |chunks: Vec<sift_indexer::Chunk>, members: bool| {
-        for c in chunks {
-            let Some(name) = c.symbol else { continue };
-            if members != c.container.is_some() {
-                continue;
-            }
-            let d = Definition {
-                name,
-                container: c.container,
-                kind: c.kind.as_str(),
-                start: c.start_row + 1,
-                end: c.end_row + 1,
-            };
-            if !out.contains(&d) {
-                out.push(d);
-            }
+    let mut out: Vec<Definition> = Vec::new();
+    for c in Chunker::default().definitions(Path::new(rel), text) {
+        let Some(name) = c.symbol else { continue };
+        let d = Definition {
+            name,
+            container: c.container,
+            kind: c.kind.as_str(),
+            start: c.start_row + 1,
+            end: c.end_row + 1,
+        };
+        if !out.contains(&d) {
+            out.push(d);
         }
-    };
-    push(Chunker::with_limits(whole(usize::MAX)).chunk(path, text).chunks, false);
-    push(Chunker::with_limits(whole(0)).chunk(path, text).chunks, true);
-    out.sort_by_key(|d| (d.start, std::cmp::Reverse(d.end)));
+    }
     out
 }
 
@@ -164,9 +147,21 @@ pub fn locate(
     hint: Option<(usize, usize)>,
     hash: &str,
 ) -> Located {
+    let defs = if symbol.is_some() { definitions(rel, text) } else { Vec::new() };
+    locate_among(text, &defs, symbol, hint, hash)
+}
+
+/// [`locate`] with the file's [`definitions`] already at hand (`defs` is only looked at when
+/// there is a symbol).
+pub fn locate_among(
+    text: &str,
+    defs: &[Definition],
+    symbol: Option<&str>,
+    hint: Option<(usize, usize)>,
+    hash: &str,
+) -> Located {
     if let Some(symbol) = symbol {
-        let defs = definitions(rel, text);
-        let found = matching(&defs, symbol);
+        let found = matching(defs, symbol);
         let at = |d: &Definition| Located::At {
             start: d.start,
             end: d.end,
