@@ -97,6 +97,8 @@ pub struct Workspace {
     memory: Option<(sift_runtime::sandbox::Policy, sift_engine::memory::Memory)>,
     /// The notes and their states, checked after every index update.
     notebook: RwLock<Option<sift_engine::memory::Notebook>>,
+    /// Bumped whenever the notes or their states changed (code lenses to redraw).
+    memory_changed: tokio::sync::watch::Sender<u64>,
 }
 
 /// Work requested since the last update started.
@@ -174,6 +176,7 @@ impl Workspace {
             updates: tx,
             memory,
             notebook: RwLock::new(None),
+            memory_changed: tokio::sync::watch::Sender::new(0),
         });
         Ok((ws, Updater { rx, opts, progress }))
     }
@@ -224,22 +227,36 @@ impl Workspace {
         Ok((note, path))
     }
 
-    /// Reads the notes again and checks them against the committed index (blocking).
+    /// Reads the notes again and checks them against the committed index (blocking). When a
+    /// note or a state changed, [`Workspace::memory_changes`] hear of it.
     pub fn refresh_memory(&self) {
         let Some((policy, memory)) = &self.memory else { return };
         let code = sift_engine::memory::IndexedCode::new(&self.index, policy);
         let before = self.notebook.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let book = match before {
+        let (book, changed) = match before {
             Some(mut book) => {
-                book.reload(&code);
-                book
+                let changed = book.reload(&code);
+                (book, changed)
             }
-            None => sift_engine::memory::Notebook::load(memory.clone(), &code),
+            None => {
+                let book = sift_engine::memory::Notebook::load(memory.clone(), &code);
+                let any = !book.notes.is_empty();
+                (book, any)
+            }
         };
         for broken in &book.broken {
             tracing::warn!("memory note .sift/memory/{broken}");
         }
         *self.notebook.write().unwrap_or_else(|e| e.into_inner()) = Some(book);
+        if changed {
+            self.memory_changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Changes whenever the notes or their states changed (after an index update, a note
+    /// written or removed): what shows notes (code lenses) redraws then, and only then.
+    pub fn memory_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.memory_changed.subscribe()
     }
 
     /// A snapshot of how complete the index is.

@@ -115,6 +115,22 @@ fn hover(server: &mut StdioServer, uri: &str, line: u32) -> Value {
     )
 }
 
+/// Whether the server asked for a code-lens refresh (seen already, or within `wait`).
+fn lens_refresh_within(server: &mut StdioServer, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        if server.seen.iter().any(|m| m["method"] == "workspace/codeLens/refresh") {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        if let Some(message) = server.read(Duration::from_millis(100)) {
+            server.seen.push(message);
+        }
+    }
+}
+
 fn command(server: &mut StdioServer, name: &str, args: Value) -> Value {
     server.request("workspace/executeCommand", json!({"command": name, "arguments": [args]}))
 }
@@ -210,13 +226,7 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
     );
     assert_eq!(added["result"]["cites"][0], "app/cache.py#backoff", "{added}");
     // The new note's lens needs no edit of the document: the server asks the client to refresh.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while !server.seen.iter().any(|m| m["method"] == "workspace/codeLens/refresh") {
-        let left = deadline.checked_duration_since(Instant::now()).expect("a lens refresh in time");
-        if let Some(message) = server.read(left) {
-            server.seen.push(message);
-        }
-    }
+    assert!(lens_refresh_within(&mut server, Duration::from_secs(20)), "a lens refresh in time");
     let bad = command(
         &mut server,
         "sift.memory.add",
@@ -231,11 +241,36 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
         .to_string();
     assert!(text.contains("capped at a minute"), "{text}");
 
+    server.seen.clear();
     let deleted = command(&mut server, "sift.memory.delete", json!({"slug": slug}));
     assert_eq!(deleted["result"]["deleted"], true, "{deleted}");
     assert!(!root.join(format!(".sift/memory/{slug}.md")).exists());
     let listed = command(&mut server, "sift.memory.list", json!({}));
     assert_eq!(listed["result"]["notes"].as_array().map(Vec::len), Some(1), "{listed}");
+    assert!(lens_refresh_within(&mut server, Duration::from_secs(20)), "deleting redraws");
+
+    // An index update that changes no note or state asks for no redraw.
+    server.seen.clear();
+    std::fs::write(root.join("app/other.py"), "def unrelated():\n    return 2\n").unwrap();
+    let indexed = |seen: &[Value]| {
+        seen.iter().any(|m| {
+            m["method"] == "$/progress"
+                && m["params"]["value"]["kind"] == "end"
+                && m["params"]["token"].as_str().is_some_and(|t| t.starts_with("sift-indexing"))
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !indexed(&server.seen) {
+        assert!(Instant::now() < deadline, "the update of app/other.py never ended");
+        if let Some(message) = server.read(Duration::from_millis(200)) {
+            server.seen.push(message);
+        }
+    }
+    assert!(
+        !lens_refresh_within(&mut server, Duration::from_secs(1)),
+        "no lens refresh for an update that changed no note: {:?}",
+        server.seen
+    );
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(20)).is_some(), "{}", server.stderr_tail());
 }

@@ -111,8 +111,7 @@ impl Backend {
         let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let (ptx, prx) = mpsc::unbounded_channel();
         let supported = self.progress_supported.load(std::sync::atomic::Ordering::Relaxed);
-        let lenses = self.lens_refresh.clone();
-        tokio::spawn(report_progress(self.client.clone(), prx, supported, lenses));
+        tokio::spawn(report_progress(self.client.clone(), prx, supported));
         // Each root's settings come from the layered configuration: its files, the editor's
         // settings (initializationOptions), the environment.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
@@ -133,6 +132,14 @@ impl Backend {
             match result {
                 Ok((ws, updater)) => {
                     tokio::spawn(ws.clone().run_updates(updater));
+                    // Code lenses count notes: redrawn when the notes or their states change.
+                    let mut changes = ws.memory_changes();
+                    let (client, lenses) = (self.client.clone(), self.lens_refresh.clone());
+                    tokio::spawn(async move {
+                        while changes.changed().await.is_ok() {
+                            refresh_lenses(&client, &lenses);
+                        }
+                    });
                     ws.request_update();
                     opened.push(ws);
                 }
@@ -188,7 +195,7 @@ type Ongoing = HashMap<
 >;
 
 /// Asks the client to re-ask for code lenses, when it said it can (not waiting for it).
-pub(super) fn refresh_lenses(client: &Client, supported: &std::sync::atomic::AtomicBool) {
+fn refresh_lenses(client: &Client, supported: &std::sync::atomic::AtomicBool) {
     if supported.load(std::sync::atomic::Ordering::Relaxed) {
         let client = client.clone();
         tokio::spawn(async move {
@@ -202,16 +209,11 @@ async fn report_progress(
     client: Client,
     mut rx: mpsc::UnboundedReceiver<ProgressEvent>,
     supported: bool,
-    lens_refresh: Arc<std::sync::atomic::AtomicBool>,
 ) {
     let mut ongoing: Ongoing = HashMap::new();
     let mut counter = 0u32;
     let unit = |what: &str| if what == "embedding" { "chunks" } else { "files" };
     while let Some(event) = rx.recv().await {
-        // An update ends after the notes were checked against it: their lenses may have changed.
-        if let ProgressEvent::End { what: "indexing", .. } = &event {
-            refresh_lenses(&client, &lens_refresh);
-        }
         if !supported {
             continue;
         }

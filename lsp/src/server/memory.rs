@@ -30,7 +30,6 @@ impl Backend {
         let Some((ws, rel)) = self.locate(uri) else { return };
         if rel.starts_with(".sift/memory/") && rel.ends_with(".md") {
             let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
-            super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
         }
     }
 
@@ -187,9 +186,7 @@ impl Backend {
             let (note, path) = ws.add_note(&code, draft)?;
             Ok(json!({ "slug": note.slug, "path": path, "cites": specs }))
         });
-        let added = run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params);
-        super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
-        added
+        run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params)
     }
 
     /// `sift.memory.delete` (`[{slug}]`) and `sift.memory.verify` (`[{slug}]`: the user
@@ -219,10 +216,7 @@ impl Backend {
             }
             Err(format!("no note {slug:?} in any workspace"))
         });
-        let changed =
-            run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params);
-        super::lifecycle::refresh_lenses(&self.client, &self.lens_refresh);
-        changed
+        run.await.map_err(|e| internal(e.to_string()))?.map_err(Error::invalid_params)
     }
 }
 
