@@ -485,8 +485,7 @@ impl<'a> Cx<'a> {
                 container_kind: outer_container.as_ref().map(|(_, k)| *k),
             });
             if let Some(body) = def.body {
-                let member_container =
-                    def.member_container.or(def.name).unwrap_or_default();
+                let member_container = def.member_container.or(def.name).unwrap_or_default();
                 self.children(body, Some((&member_container, kind)), None);
             }
             return;

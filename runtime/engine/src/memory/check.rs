@@ -11,8 +11,8 @@
 use std::cell::{OnceCell, RefCell};
 use std::collections::{BTreeMap, HashMap};
 use std::io::Read as _;
-use std::rc::Rc;
 use std::path::Path;
+use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 use sift_indexer::CodeIndex;
