@@ -186,24 +186,21 @@ impl Chunker {
     /// (outer before inner at the same line). Empty without a grammar, and for very large or
     /// generated files, which [`Chunker::chunk`] does not parse either.
     pub fn definitions(&mut self, path: &Path, text: &str) -> Vec<Chunk> {
-        let starts = line_starts(text);
-        let limits = self.limits;
-        if looks_generated(text) {
-            return Vec::new();
-        }
-        let Some(lang) = Language::from_path(path) else { return Vec::new() };
-        let Some(tree) = self.parser(lang).and_then(|p| p.parse(text, None)) else {
-            return Vec::new();
-        };
-        let mut cx = Cx { lang, src: text, starts: &starts, limits, out: Vec::new(), whole: true };
-        cx.children(tree.root_node(), None, None);
-        let mut defs = cx.out;
-        defs.sort_by_key(|c| (c.start_row, std::cmp::Reverse(c.end_row)));
-        defs
+        self.chunk_and_define(path, text, true).1
     }
 
     /// Chunks `text`, the content of `path`.
     pub fn chunk(&mut self, path: &Path, text: &str) -> ChunkedFile {
+        self.chunk_and_define(path, text, false).0
+    }
+
+    /// [`Chunker::chunk`] and, when `define`, [`Chunker::definitions`] from the same parse.
+    pub fn chunk_and_define(
+        &mut self,
+        path: &Path,
+        text: &str,
+        define: bool,
+    ) -> (ChunkedFile, Vec<Chunk>) {
         let starts = line_starts(text);
         let limits = self.limits;
         if !looks_generated(text)
@@ -216,7 +213,15 @@ impl Chunker {
             cx.children(tree.root_node(), None, None);
             let mut chunks = cx.out;
             chunks.sort_by_key(|c| (c.start_row, c.end_row));
-            return ChunkedFile { chunks, line_starts: starts, parsed: true };
+            let mut defs = Vec::new();
+            if define {
+                let mut cx =
+                    Cx { lang, src: text, starts: &starts, limits, out: Vec::new(), whole: true };
+                cx.children(tree.root_node(), None, None);
+                defs = cx.out;
+                defs.sort_by_key(|c| (c.start_row, std::cmp::Reverse(c.end_row)));
+            }
+            return (ChunkedFile { chunks, line_starts: starts, parsed: true }, defs);
         }
         let mut chunks = Vec::new();
         let nonblank = NonBlank { text, starts: &starts };
@@ -230,7 +235,7 @@ impl Chunker {
                 container_kind: None,
             });
         }
-        ChunkedFile { chunks, line_starts: starts, parsed: false }
+        (ChunkedFile { chunks, line_starts: starts, parsed: false }, Vec::new())
     }
 }
 

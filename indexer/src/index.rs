@@ -23,6 +23,7 @@ use tantivy::schema::{
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
 
+use crate::chunk::Chunk;
 use crate::error::{Error, REBUILD_HINT, Result};
 use crate::manifest::{CommitPayload, Manifest};
 use crate::store::{Entry, Store, sync_dir, write_atomic};
@@ -194,7 +195,19 @@ pub struct CodeIndex {
     /// The manifest last read by [`CodeIndex::manifest_shared`], with its file name (a commit
     /// writes a new manifest file; a named one never changes).
     manifest_cache: std::sync::Mutex<Option<(String, std::sync::Arc<Manifest>)>>,
+    /// Whether updates keep the definitions of the files they index
+    /// ([`CodeIndex::keep_definitions`]).
+    definitions_wanted: std::sync::atomic::AtomicBool,
+    /// The definitions of the files the last update indexed, by path, with their content hash.
+    definitions: std::sync::Mutex<Definitions>,
 }
+
+/// Definitions by path, each with the content hash of the text they were taken from.
+type Definitions = std::collections::HashMap<String, (String, std::sync::Arc<Vec<Chunk>>)>;
+
+/// Updates that index more files than this keep no definitions (a first index of a large tree
+/// would hold them all in memory, for a check that reads few of them).
+pub(crate) const MAX_KEPT_DEFINITIONS: usize = 1024;
 
 enum Found {
     Missing,
@@ -285,6 +298,43 @@ impl CodeIndex {
         let manifest = std::sync::Arc::new(Manifest::load(&self.layout.index_dir, &name)?);
         *cache = Some((name.clone(), manifest.clone()));
         Ok((manifest, name))
+    }
+
+    /// Asks every later update of this index to keep the definitions of the files it indexes
+    /// ([`crate::chunk::Chunker::definitions`], from the parse it chunks them with), for
+    /// [`CodeIndex::definitions_of`]: what a memory notes' check needs after an update, without
+    /// parsing the changed files a second time. Off by default (it costs a walk of each tree).
+    pub fn keep_definitions(&self, on: bool) {
+        self.definitions_wanted.store(on, std::sync::atomic::Ordering::Relaxed);
+        if !on {
+            self.definitions.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        }
+    }
+
+    pub(crate) fn definitions_wanted(&self) -> bool {
+        self.definitions_wanted.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    pub(crate) fn remember_definitions(
+        &self,
+        defs: std::collections::HashMap<String, (String, Vec<Chunk>)>,
+    ) {
+        let kept = defs.into_iter().map(|(rel, (hash, d))| (rel, (hash, std::sync::Arc::new(d))));
+        *self.definitions.lock().unwrap_or_else(|e| e.into_inner()) = kept.collect();
+    }
+
+    /// The definitions of `rel` as the last update saw it, if it indexed the file and `text`
+    /// is still what it indexed (else `None`: parse it yourself).
+    pub fn definitions_of(&self, rel: &str, text: &str) -> Option<std::sync::Arc<Vec<Chunk>>> {
+        let kept = self.definitions.lock().unwrap_or_else(|e| e.into_inner());
+        let (hash, defs) = kept.get(rel)?;
+        (*hash == crate::update::content_hash(text.as_bytes())).then(|| defs.clone())
+    }
+
+    /// Keeps `manifest`, just committed as `name`, for [`CodeIndex::manifest_shared`].
+    pub(crate) fn remember_manifest(&self, name: String, manifest: Manifest) {
+        *self.manifest_cache.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((name, std::sync::Arc::new(manifest)));
     }
 
     /// The file name of the manifest the commit in force names (`None`: no commit yet).
@@ -432,7 +482,15 @@ fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
         index.reader_builder().reload_policy(ReloadPolicy::Manual).try_into().map_err(|e| {
             Error::Corrupt { path: layout.index_dir.clone(), reason: format!("{e}") }
         })?;
-    Ok(CodeIndex { layout, index, reader, fields, manifest_cache: Default::default() })
+    Ok(CodeIndex {
+        layout,
+        index,
+        reader,
+        fields,
+        manifest_cache: Default::default(),
+        definitions_wanted: Default::default(),
+        definitions: Default::default(),
+    })
 }
 
 /// Moves the index directory aside (one atomic rename), then deletes it.

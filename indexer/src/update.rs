@@ -15,10 +15,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 use tantivy::{IndexWriter, TantivyDocument, Term};
 
-use crate::chunk::Chunker;
+use crate::chunk::{Chunk, Chunker};
 use crate::config::IndexConfig;
 use crate::error::{Error, Result};
-use crate::index::{CodeIndex, Fields};
+use crate::index::{CodeIndex, Fields, MAX_KEPT_DEFINITIONS};
 use crate::lang::{Language, text_label};
 use crate::manifest::{CommitPayload, FileRecord, Manifest, Skip};
 use crate::walk::{FoundFile, walk, walk_paths};
@@ -129,10 +129,26 @@ struct Job {
 
 /// What a worker made of a job.
 enum Outcome {
-    Indexed { rel: String, record: FileRecord, docs: Vec<TantivyDocument>, was_new: bool },
-    Touched { rel: String, record: FileRecord },
-    Binary { rel: String, record: FileRecord },
-    Unreadable { rel: String, error: String },
+    Indexed {
+        rel: String,
+        record: FileRecord,
+        docs: Vec<TantivyDocument>,
+        was_new: bool,
+        /// The file's definitions, when asked for ([`CodeIndex::keep_definitions`]).
+        defs: Option<Vec<Chunk>>,
+    },
+    Touched {
+        rel: String,
+        record: FileRecord,
+    },
+    Binary {
+        rel: String,
+        record: FileRecord,
+    },
+    Unreadable {
+        rel: String,
+        error: String,
+    },
 }
 
 /// The first commit of a long update comes this soon (at the latest).
@@ -358,6 +374,10 @@ impl CodeIndex {
         let next = AtomicUsize::new(0);
         let (tx, rx) = crossbeam_channel::bounded::<Outcome>(64);
         let threads = opts.threads.max(1).min(jobs.len().max(1));
+        // Definitions for whoever checks citations after the update (memory notes), from the
+        // parse the chunks come from; only for updates small enough to keep them all.
+        let define = self.definitions_wanted() && jobs.len() <= MAX_KEPT_DEFINITIONS;
+        let mut defined = std::collections::HashMap::new();
         std::thread::scope(|scope| -> Result<()> {
             for _ in 0..threads {
                 let tx = tx.clone();
@@ -367,7 +387,7 @@ impl CodeIndex {
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         let Some(job) = jobs.get(i) else { break };
-                        let outcome = process(job, &fields, &mut chunker, scan_start_ns);
+                        let outcome = process(job, &fields, &mut chunker, scan_start_ns, define);
                         if tx.send(outcome).is_err() {
                             break;
                         }
@@ -382,7 +402,10 @@ impl CodeIndex {
                 }
                 progress.advance(1);
                 match outcome {
-                    Outcome::Indexed { rel, record, docs, was_new } => {
+                    Outcome::Indexed { rel, record, docs, was_new, defs } => {
+                        if let Some(defs) = defs {
+                            defined.insert(rel.clone(), (record.hash.clone(), defs));
+                        }
                         writer.delete_term(Term::from_field_text(fields.path, &rel));
                         report.chunks_written += docs.len() as u64;
                         report.bytes_read += record.size;
@@ -429,7 +452,7 @@ impl CodeIndex {
                 };
                 if failure.is_none() && last_commit.elapsed() >= due {
                     match self.commit(writer, &current) {
-                        Ok(()) => progress.committed(indexed_count(&current), self.num_chunks()),
+                        Ok(_) => progress.committed(indexed_count(&current), self.num_chunks()),
                         Err(e) => failure = Some(e),
                     }
                     report.commits += 1;
@@ -442,13 +465,18 @@ impl CodeIndex {
             }
         })?;
         progress.phase("committing", None);
-        self.commit(writer, &current)?;
+        let name = self.commit(writer, &current)?;
         report.commits += 1;
-        Ok(indexed_count(&current))
+        let count = indexed_count(&current);
+        // Readers in this process that look the manifest up after every update (memory notes'
+        // checks) take it from here instead of reading back what was just written.
+        self.remember_manifest(name, current);
+        self.remember_definitions(defined);
+        Ok(count)
     }
 
-    /// Writes the manifest, then commits the writer with a payload naming it.
-    fn commit(&self, writer: &mut IndexWriter, manifest: &Manifest) -> Result<()> {
+    /// Writes the manifest, then commits the writer with a payload naming it; the name.
+    fn commit(&self, writer: &mut IndexWriter, manifest: &Manifest) -> Result<String> {
         let dir = &self.layout.index_dir;
         let name = manifest.store(dir)?;
         let payload = serde_json::to_string(&CommitPayload { manifest: name.clone() })
@@ -459,7 +487,8 @@ impl CodeIndex {
         Manifest::remove_others(dir, &name);
         // Searches in this process see each commit at once (a language server answers while
         // the first index is still being built).
-        self.reload()
+        self.reload()?;
+        Ok(name)
     }
 }
 
@@ -471,14 +500,19 @@ fn indexed_count(manifest: &Manifest) -> u64 {
 /// Bytes examined for NUL when deciding whether a file is binary (the same rule as git's).
 const BINARY_SNIFF: usize = 8000;
 
-fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64) -> Outcome {
+fn process(
+    job: &Job,
+    fields: &Fields,
+    chunker: &mut Chunker,
+    scan_start_ns: i64,
+    define: bool,
+) -> Outcome {
     let rel = job.file.rel.clone();
     let bytes = match std::fs::read(&job.file.abs) {
         Ok(bytes) => bytes,
         Err(e) => return Outcome::Unreadable { rel, error: e.to_string() },
     };
-    let hash = blake3::hash(&bytes);
-    let hash = hex16(hash.as_bytes());
+    let hash = content_hash(&bytes);
     let path = Path::new(&rel);
     let lang = lang_label(path);
     let mut record = FileRecord {
@@ -505,9 +539,10 @@ fn process(job: &Job, fields: &Fields, chunker: &mut Chunker, scan_start_ns: i64
         Ok(text) => text,
         Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
     };
-    let docs = chunk_docs(fields, chunker, &rel, lang, &text);
+    let (docs, defs) = chunk_docs_and_define(fields, chunker, &rel, lang, &text, define);
     record.chunks = docs.len() as u32;
-    Outcome::Indexed { rel, record, docs, was_new: job.old.is_none() }
+    let defs = define.then_some(defs);
+    Outcome::Indexed { rel, record, docs, was_new: job.old.is_none(), defs }
 }
 
 /// Chunks `text` (the content of `rel`) and makes one tantivy document per chunk.
@@ -518,7 +553,19 @@ pub(crate) fn chunk_docs(
     lang: &str,
     text: &str,
 ) -> Vec<TantivyDocument> {
-    let chunked = chunker.chunk(Path::new(rel), text);
+    chunk_docs_and_define(fields, chunker, rel, lang, text, false).0
+}
+
+/// [`chunk_docs`], and the file's definitions from the same parse when `define`.
+fn chunk_docs_and_define(
+    fields: &Fields,
+    chunker: &mut Chunker,
+    rel: &str,
+    lang: &str,
+    text: &str,
+    define: bool,
+) -> (Vec<TantivyDocument>, Vec<Chunk>) {
+    let (chunked, defs) = chunker.chunk_and_define(Path::new(rel), text, define);
     let mut docs = Vec::with_capacity(chunked.chunks.len());
     for chunk in &chunked.chunks {
         let mut doc = TantivyDocument::default();
@@ -548,12 +595,17 @@ pub(crate) fn chunk_docs(
         doc.add_u64(fields.end_line, chunk.end_row as u64 + 1);
         docs.push(doc);
     }
-    docs
+    (docs, defs)
 }
 
 /// The language name or text label of a path.
 pub(crate) fn lang_label(path: &Path) -> &'static str {
     Language::from_path(path).map_or_else(|| text_label(path), Language::name)
+}
+
+/// The content hash a file's record carries: the first 16 bytes of its BLAKE3 hash, in hex.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    hex16(blake3::hash(bytes).as_bytes())
 }
 
 fn hex16(bytes: &[u8]) -> String {

@@ -451,3 +451,30 @@ fn targeted_updates_look_only_at_the_named_files_with_the_same_rules() {
     let report = index.update_paths(&[abs("app")], &opts(), &NoProgress).unwrap();
     assert_eq!(report.removed, 1, "{report:?}");
 }
+
+#[test]
+fn updates_keep_the_definitions_they_parsed_only_when_asked_and_only_for_that_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    write(root, "m.py", "class A:\n    def f(self):\n        return 1\n");
+    write(root, "n.py", "def g():\n    return 2\n");
+    let (index, _) = open_or_create(root).unwrap();
+    index.update(&opts(), &NoProgress).unwrap();
+    let text = std::fs::read_to_string(root.join("m.py")).unwrap();
+    assert!(index.definitions_of("m.py", &text).is_none(), "off by default");
+
+    index.keep_definitions(true);
+    let edited = "class A:\n    def f(self):\n        return 3\n";
+    write(root, "m.py", edited);
+    index.update_paths(&[root.join("m.py")], &opts(), &NoProgress).unwrap();
+    let defs = index.definitions_of("m.py", edited).expect("kept for the file it indexed");
+    let named: Vec<String> = defs
+        .iter()
+        .map(|c| format!("{:?}.{:?} {}-{}", c.container, c.symbol, c.start_row, c.end_row))
+        .collect();
+    assert_eq!(named, ["None.Some(\"A\") 0-2", "Some(\"A\").Some(\"f\") 1-2"], "{named:?}");
+    assert!(index.definitions_of("m.py", "class A: pass\n").is_none(), "another text");
+    assert!(index.definitions_of("n.py", "def g():\n    return 2\n").is_none(), "not indexed");
+    index.keep_definitions(false);
+    assert!(index.definitions_of("m.py", edited).is_none(), "dropped when turned off");
+}
