@@ -247,6 +247,8 @@ impl Workspace {
         for broken in &book.broken {
             tracing::warn!("memory note .sift/memory/{broken}");
         }
+        // With notes, the next update keeps the definitions it parses for their check.
+        self.index.keep_definitions(!book.notes.is_empty());
         *self.notebook.write().unwrap_or_else(|e| e.into_inner()) = Some(book);
         if changed {
             self.memory_changed.send_modify(|n| *n += 1);

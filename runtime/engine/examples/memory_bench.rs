@@ -99,6 +99,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (mut alone, mut with_notes) = (Vec::new(), Vec::new());
     for n in 0..rounds * 2 {
         touch(n)?;
+        // As the server does: with notes, updates keep the definitions they parse for the
+        // check; without, they do not (the baseline pays nothing for memory).
+        index.keep_definitions(n % 2 == 1);
         let started = Instant::now();
         index.update_paths(&touched, &opts, &NoProgress)?;
         index.reload()?;

@@ -90,7 +90,19 @@ fn expect(book: &Notebook, rows: &mut Vec<String>, e: Expect<'_>) {
 
 #[test]
 fn staleness_follows_a_scripted_history() {
+    scripted_history(false);
+}
+
+/// The same history, with the definitions taken from the index updates' own parse (as the
+/// server has it once there are notes) instead of parsed by the check.
+#[test]
+fn staleness_is_the_same_with_the_definitions_the_index_kept() {
+    scripted_history(true);
+}
+
+fn scripted_history(kept: bool) {
     let repo = Repo::new();
+    repo.index.keep_definitions(kept);
     let get = repo.add(
         "Cache.get moves the key to the end: that is the LRU order.",
         &["app/cache.py#Cache.get"],
@@ -109,6 +121,8 @@ fn staleness_follows_a_scripted_history() {
 
     // An edit outside every cited symbol (a new method at the end of the file).
     repo.edit("app/cache.py", |t| t + "\n\ndef unrelated():\n    return 1\n");
+    let now = std::fs::read_to_string(repo.dir.path().join("app/cache.py")).unwrap();
+    assert_eq!(repo.index.definitions_of("app/cache.py", &now).is_some(), kept);
     let book = repo.book();
     expect(&book, &mut rows, ("edit outside", &get, "fresh", Status::Fresh, ""));
     expect(&book, &mut rows, ("edit outside", &backoff, "fresh", Status::Fresh, ""));

@@ -34,6 +34,10 @@ pub trait Code {
     fn generation(&self) -> String;
     /// Files that may define a symbol named `name` (a superset is fine).
     fn defining(&self, name: &str) -> Vec<String>;
+    /// The definitions of `rel`, whose current text is `text` (by default: parsed now).
+    fn definitions(&self, rel: &str, text: &str) -> Vec<cite::Definition> {
+        cite::definitions(rel, text)
+    }
 }
 
 /// Where a citation's code is now.
@@ -90,7 +94,7 @@ impl<'c> Files<'c> {
     fn locate(&self, rel: &str, file: &File, c: &Citation, hint: bool) -> Located {
         let symbol = c.symbol.as_deref();
         let defs: &[cite::Definition] = match symbol {
-            Some(_) => file.defs.get_or_init(|| cite::definitions(rel, &file.text)),
+            Some(_) => file.defs.get_or_init(|| self.code.definitions(rel, &file.text)),
             None => &[],
         };
         let hint = if hint { c.line_range() } else { None };
@@ -272,6 +276,11 @@ pub struct Checked {
     pub rechecked: usize,
     /// Notes whose state was still valid.
     pub reused: usize,
+    /// Whether a note's state differs from before (or a note came or went): worth saving.
+    pub changed: bool,
+    /// Whether what is shown of a state differs (fresh or stale, why, where each citation is
+    /// now), or a note came or went: what shows notes redraws.
+    pub shown_changed: bool,
 }
 
 /// What a state depends on in the note: its citations (its text and title do not change
@@ -355,40 +364,53 @@ fn check_one(note: &Note, files: &Files<'_>) -> State {
 }
 
 /// Checks `notes` against `code`, reusing from `before` every state whose note and files have
-/// not changed since. Notes no longer present are dropped.
-pub fn check(notes: &[Note], code: &dyn Code, before: &States) -> (States, Checked) {
+/// not changed since (moved out of it, not copied). Notes no longer present are dropped.
+pub fn check(notes: &[Note], code: &dyn Code, mut before: States) -> (States, Checked) {
     if notes.is_empty() {
-        return (States::default(), Checked::default());
+        let changed = !before.notes.is_empty();
+        let none = Checked { changed, shown_changed: changed, ..Checked::default() };
+        return (States::default(), none);
     }
     let generation = code.generation();
     let mut out = States { generation: generation.clone(), notes: BTreeMap::new() };
     let mut did = Checked::default();
-    let mut versions: BTreeMap<String, String> = BTreeMap::new();
+    // Each file's version, looked up once however many notes depend on it.
+    let mut versions: HashMap<String, String> = HashMap::new();
+    let mut version = |path: &str| -> String {
+        if let Some(v) = versions.get(path) {
+            return v.clone();
+        }
+        let v = code.version(path).unwrap_or_default();
+        versions.insert(path.to_string(), v.clone());
+        v
+    };
     let files = Files::new(code);
     for note in notes {
-        let valid = before.notes.get(&note.slug).filter(|old| {
+        let old = before.notes.remove(&note.slug);
+        let valid = old.as_ref().is_some_and(|old| {
             old.wide.as_ref().is_none_or(|g| *g == generation)
-                && old.deps.iter().all(|(path, version)| {
-                    !version.is_empty()
-                        && *versions
-                            .entry(path.clone())
-                            .or_insert_with(|| code.version(path).unwrap_or_default())
-                            == *version
-                })
+                && old.deps.iter().all(|(path, v)| !v.is_empty() && version(path) == *v)
                 && old.note == note_hash(note)
         });
-        let state = match valid {
-            Some(old) => {
+        let state = match old {
+            Some(old) if valid => {
                 did.reused += 1;
-                old.clone()
+                old
             }
-            None => {
+            old => {
                 did.rechecked += 1;
-                check_one(note, &files)
+                let new = check_one(note, &files);
+                did.changed |= old.as_ref().is_none_or(|old| *old != new);
+                did.shown_changed |=
+                    old.is_none_or(|old| old.stale != new.stale || old.citations != new.citations);
+                new
             }
         };
         out.notes.insert(note.slug.clone(), state);
     }
+    // Notes that were checked before and are gone now.
+    did.changed |= !before.notes.is_empty();
+    did.shown_changed |= !before.notes.is_empty();
     (out, did)
 }
 
@@ -453,6 +475,15 @@ impl Code for IndexedCode<'_> {
 
     fn generation(&self) -> String {
         self.manifest().1.clone()
+    }
+
+    fn definitions(&self, rel: &str, text: &str) -> Vec<cite::Definition> {
+        // The last index update's parse, when it indexed this very text (a server keeps them
+        // for its notes: `CodeIndex::keep_definitions`); else parsed here.
+        match self.index.definitions_of(rel, text) {
+            Some(chunks) => cite::to_definitions(chunks.iter().cloned()),
+            None => cite::definitions(rel, text),
+        }
     }
 
     fn defining(&self, name: &str) -> Vec<String> {

@@ -40,8 +40,13 @@ impl Definition {
 /// ones and every member of every container (with its container's name), each with its full
 /// span. Empty for files without a grammar.
 pub fn definitions(rel: &str, text: &str) -> Vec<Definition> {
+    to_definitions(Chunker::default().definitions(Path::new(rel), text))
+}
+
+/// [`Definition`]s from what [`Chunker::definitions`] returns (duplicates dropped).
+pub fn to_definitions(chunks: impl IntoIterator<Item = sift_indexer::Chunk>) -> Vec<Definition> {
     let mut out: Vec<Definition> = Vec::new();
-    for c in Chunker::default().definitions(Path::new(rel), text) {
+    for c in chunks {
         let Some(name) = c.symbol else { continue };
         let d = Definition {
             name,

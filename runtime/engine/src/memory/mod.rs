@@ -447,7 +447,7 @@ impl Notebook {
         let (notes, broken, stamps) = memory.load_since(Vec::new(), &Stamps::new());
         let mut book = Notebook { notes, broken, stamps, ..Notebook::empty(memory) };
         let before = book.memory.cached_states();
-        book.recheck(code, &before);
+        book.recheck(code, before);
         book
     }
 
@@ -464,7 +464,8 @@ impl Notebook {
     }
 
     /// Reads the notes again (they may have changed on disk) and checks them. Whether anything
-    /// an editor shows may have changed: a note file added, removed or changed, or a state.
+    /// an editor shows may have changed: a note file added, removed or changed, or what is
+    /// shown of a state (a cited file edited elsewhere leaves it as it was).
     pub fn reload(&mut self, code: &dyn Code) -> bool {
         let before = std::mem::take(&mut self.notes);
         let (notes, broken, stamps) = self.memory.load_since(before, &self.stamps);
@@ -473,19 +474,21 @@ impl Notebook {
         self.broken = broken;
         self.stamps = stamps;
         let before = std::mem::take(&mut self.states);
-        self.recheck(code, &before) || files_changed
+        self.recheck(code, before) || files_changed
     }
 
-    /// Checks the notes again against `code` (after an index update); whether a state changed.
-    pub fn recheck(&mut self, code: &dyn Code, before: &States) -> bool {
+    /// Checks the notes again against `code` (after an index update); whether what is shown of
+    /// a state changed. The states are saved for the next process when one changed at all: one
+    /// that finds an older generation checks again the few states that depend on it (slower,
+    /// never wrong).
+    pub fn recheck(&mut self, code: &dyn Code, before: States) -> bool {
         let (states, checked) = check::check(&self.notes, code, before);
-        let changed = states.notes != before.notes;
-        if states != *before {
+        if checked.changed {
             self.memory.save_states(&states);
         }
         self.states = states;
         self.checked = checked;
-        changed
+        checked.shown_changed
     }
 
     /// A note and its state.
