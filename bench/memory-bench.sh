@@ -19,8 +19,9 @@ fi
 copy=bench/work/django-memory
 rm -rf "$copy" && cp -r bench/work/django "$copy"
 echo "==> $profile build"
-cargo build $flag -p sift-lsp
-cargo run $flag -q -p sift-engine --example memory_bench -- "$copy" 1000 7
+# One build (one feature resolution) for the binary and the example.
+cargo build $flag -p sift-lsp -p sift-engine --bin sift --example memory_bench
+"$(dirname "$bin")/examples/memory_bench" "$copy" 1000 7
 echo "==> sift memory list (1,000 notes) against sift status, whole processes"
 if command -v hyperfine >/dev/null; then
     hyperfine -N --warmup 2 --runs 10 "$bin status --path $copy" "$bin memory list --path $copy"

@@ -200,6 +200,9 @@ pub struct CodeIndex {
     definitions_wanted: std::sync::atomic::AtomicBool,
     /// The definitions of the files the last update indexed, by path, with their content hash.
     definitions: std::sync::Mutex<Definitions>,
+    /// The last update in this process: the manifest before, the one it committed, and every
+    /// path it indexed or removed.
+    last_change: std::sync::Mutex<Option<(String, String, Vec<String>)>>,
 }
 
 /// Definitions by path, each with the content hash of the text they were taken from.
@@ -329,6 +332,22 @@ impl CodeIndex {
         let kept = self.definitions.lock().unwrap_or_else(|e| e.into_inner());
         let (hash, defs) = kept.get(rel)?;
         (*hash == crate::update::content_hash(text.as_bytes())).then(|| defs.clone())
+    }
+
+    pub(crate) fn remember_change(&self, from: String, to: String, paths: Vec<String>) {
+        *self.last_change.lock().unwrap_or_else(|e| e.into_inner()) = Some((from, to, paths));
+    }
+
+    /// The paths whose content may differ between the commit whose manifest is named `from`
+    /// and the commit in force, when this process's last update went exactly from one to the
+    /// other (`None`: unknown, compare the manifests).
+    pub fn changed_since(&self, from: &str) -> Option<Vec<String>> {
+        let now = self.manifest_name().ok()??;
+        let last = self.last_change.lock().unwrap_or_else(|e| e.into_inner());
+        match last.as_ref() {
+            Some((f, to, paths)) if f == from && *to == now => Some(paths.clone()),
+            _ => None,
+        }
     }
 
     /// Keeps `manifest`, just committed as `name`, for [`CodeIndex::manifest_shared`].
@@ -490,6 +509,7 @@ fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
         manifest_cache: Default::default(),
         definitions_wanted: Default::default(),
         definitions: Default::default(),
+        last_change: Default::default(),
     })
 }
 

@@ -99,6 +99,10 @@ pub struct Workspace {
     notebook: RwLock<Option<sift_engine::memory::Notebook>>,
     /// Bumped whenever the notes or their states changed (code lenses to redraw).
     memory_changed: tokio::sync::watch::Sender<u64>,
+    /// Whether a watcher reports changes of the note files (else every check re-reads them).
+    notes_watched: std::sync::atomic::AtomicBool,
+    /// Whether a note file may have changed since the notes were last read.
+    notes_unread: std::sync::atomic::AtomicBool,
 }
 
 /// Work requested since the last update started.
@@ -177,6 +181,8 @@ impl Workspace {
             memory,
             notebook: RwLock::new(None),
             memory_changed: tokio::sync::watch::Sender::new(0),
+            notes_watched: Default::default(),
+            notes_unread: std::sync::atomic::AtomicBool::new(true),
         });
         Ok((ws, Updater { rx, opts, progress }))
     }
@@ -227,31 +233,59 @@ impl Workspace {
         Ok((note, path))
     }
 
-    /// Reads the notes again and checks them against the committed index (blocking). When a
-    /// note or a state changed, [`Workspace::memory_changes`] hear of it.
+    /// Reads the notes again, checks them against the committed index and saves their states
+    /// (blocking): after a note was written or the watcher saw one change. When what is shown
+    /// of the notes changed, [`Workspace::memory_changes`] hear of it.
     pub fn refresh_memory(&self) {
+        self.check_memory(true);
+        self.save_memory();
+    }
+
+    /// After an index update: checks the notes again, reading the note files again only when
+    /// the watcher saw one change (or there is no watcher). Saving is left to
+    /// [`Workspace::save_memory`], once the update is announced.
+    fn recheck_memory(&self) {
+        self.check_memory(false);
+    }
+
+    fn check_memory(&self, reread: bool) {
         let Some((policy, memory)) = &self.memory else { return };
+        // Cleared before reading: a note written meanwhile is read by the next check.
+        let unread = self.notes_unread.swap(false, std::sync::atomic::Ordering::SeqCst);
+        let reread =
+            reread || unread || !self.notes_watched.load(std::sync::atomic::Ordering::SeqCst);
         let code = sift_engine::memory::IndexedCode::new(&self.index, policy);
-        let before = self.notebook.read().unwrap_or_else(|e| e.into_inner()).clone();
-        let (book, changed) = match before {
-            Some(mut book) => {
-                let changed = book.reload(&code);
-                (book, changed)
-            }
+        // Checked in place, under the lock: hovers wait the few milliseconds of a check rather
+        // than the notebook being copied at every update.
+        let mut slot = self.notebook.write().unwrap_or_else(|e| e.into_inner());
+        let changed = match slot.as_mut() {
+            Some(book) if reread => book.reload(&code),
+            Some(book) => book.recheck_code(&code),
             None => {
                 let book = sift_engine::memory::Notebook::load(memory.clone(), &code);
                 let any = !book.notes.is_empty();
-                (book, any)
+                *slot = Some(book);
+                any
             }
         };
-        for broken in &book.broken {
-            tracing::warn!("memory note .sift/memory/{broken}");
+        let Some(book) = slot.as_ref() else { return };
+        if reread {
+            for broken in &book.broken {
+                tracing::warn!("memory note .sift/memory/{broken}");
+            }
         }
         // With notes, the next update keeps the definitions it parses for their check.
         self.index.keep_definitions(!book.notes.is_empty());
-        *self.notebook.write().unwrap_or_else(|e| e.into_inner()) = Some(book);
+        drop(slot);
         if changed {
             self.memory_changed.send_modify(|n| *n += 1);
+        }
+    }
+
+    /// Writes the notes' states for the next process when they changed (blocking).
+    pub fn save_memory(&self) {
+        if let Some(book) = self.notebook.write().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            book.save();
         }
     }
 
@@ -339,12 +373,14 @@ impl Workspace {
                     // The notes' citations are checked against what was just committed,
                     // before the update is announced as done.
                     let ws = self.clone();
-                    let _ = tokio::task::spawn_blocking(move || ws.refresh_memory()).await;
+                    let _ = tokio::task::spawn_blocking(move || ws.recheck_memory()).await;
                     let _ = updater.progress.send(ProgressEvent::End {
                         root: self.root.clone(),
                         what: "indexing",
                         message: summary,
                     });
+                    let ws = self.clone();
+                    let _ = tokio::task::spawn_blocking(move || ws.save_memory()).await;
                     self.clone().embed_pass(updater.progress.clone()).await;
                 }
                 Ok(Err(IndexError::Locked { .. })) => {
@@ -402,13 +438,22 @@ impl Workspace {
 /// the tree. Dropping the watcher stops it; it never keeps the workspace alive.
 pub fn watch(ws: &Arc<Workspace>) -> notify::Result<crate::watch::TreeWatcher> {
     let weak = Arc::downgrade(ws);
-    crate::watch::watch_tree(&ws.root, move |change| {
+    let watcher = crate::watch::watch_tree(&ws.root, move |change| {
         let Some(ws) = weak.upgrade() else { return };
         match change {
             crate::watch::Change::Rescan => ws.request_update(),
             crate::watch::Change::Paths(paths) => ws.request_paths(paths),
+            // A note written by hand, by `sift memory` or by git: read again at once.
+            crate::watch::Change::Notes => {
+                ws.notes_unread.store(true, std::sync::atomic::Ordering::SeqCst);
+                ws.refresh_memory();
+            }
         }
-    })
+    })?;
+    // From now on the watcher says when notes change; until now nobody did.
+    ws.notes_unread.store(true, std::sync::atomic::Ordering::SeqCst);
+    ws.notes_watched.store(true, std::sync::atomic::Ordering::SeqCst);
+    Ok(watcher)
 }
 
 impl std::ops::Deref for Workspace {

@@ -19,6 +19,8 @@ pub enum Change {
     Rescan,
     /// These files (absolute paths) were written, created, renamed or removed.
     Paths(Vec<PathBuf>),
+    /// Something under `.sift/memory/` (the memory notes) changed.
+    Notes,
 }
 
 /// How long changes are gathered before they are reported.
@@ -36,10 +38,16 @@ pub fn watch_tree(
         move |result: notify_debouncer_full::DebounceEventResult| {
             let Ok(events) = result else { return };
             let mut rescan = false;
+            let mut notes = false;
             let mut paths = Vec::new();
             for event in events.iter().filter(|e| !matches!(e.kind, notify::EventKind::Access(_))) {
                 rescan |= event.need_rescan();
+                notes |= event.paths.iter().any(|p| is_a_note(&base, p));
                 paths.extend(event.paths.iter().filter(|p| !is_sifts_own(&base, p)).cloned());
+            }
+            // A lost watcher may have lost note changes too.
+            if notes || rescan {
+                on_change(Change::Notes);
             }
             if rescan {
                 on_change(Change::Rescan);
@@ -50,6 +58,11 @@ pub fn watch_tree(
     )?;
     debouncer.watch(root, notify::RecursiveMode::Recursive)?;
     Ok(debouncer)
+}
+
+/// Whether `path` lies under `.sift/memory/` of `root`.
+fn is_a_note(root: &Path, path: &Path) -> bool {
+    path.strip_prefix(root).is_ok_and(|rel| rel.starts_with(".sift/memory"))
 }
 
 /// Whether `path` lies under `.git/` or `.sift/` of `root`.
@@ -69,5 +82,9 @@ mod tests {
         assert!(is_sifts_own(root, Path::new("/repo/sub/.git/HEAD")));
         assert!(!is_sifts_own(root, Path::new("/repo/src/gitignore.rs")));
         assert!(!is_sifts_own(root, Path::new("/repo/.github/ci.yml")));
+        assert!(is_a_note(root, Path::new("/repo/.sift/memory/cache-order.md")));
+        assert!(is_a_note(root, Path::new("/repo/.sift/memory")));
+        assert!(!is_a_note(root, Path::new("/repo/.sift/memory-state.json")));
+        assert!(!is_a_note(root, Path::new("/repo/docs/.sift/memory/x.md")));
     }
 }

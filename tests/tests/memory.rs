@@ -267,6 +267,18 @@ fn the_server_shows_notes_on_hover_and_in_code_lenses_and_flags_stale_ones() {
         "no lens refresh for an update that changed no note: {:?}",
         server.seen
     );
+
+    // A note written in a terminal while the server runs: the watcher sees it, the lenses
+    // redraw, and the hover shows it without any index update.
+    let out = sift_in(
+        &root,
+        &["memory", "add", "--cite", "app/other.py#unrelated", "unrelated returns a constant."],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(lens_refresh_within(&mut server, Duration::from_secs(20)), "the watcher saw the note");
+    let other = format!("file://{}/app/other.py", root.display());
+    let lenses = server.request("textDocument/codeLens", json!({"textDocument": {"uri": other}}));
+    assert_eq!(lenses["result"][0]["command"]["title"], "1 sift note", "{lenses}");
     server.close_stdin();
     assert!(server.wait_exit(Duration::from_secs(20)).is_some(), "{}", server.stderr_tail());
 }

@@ -96,7 +96,10 @@ fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
     let _guard = index.layout().watch()?;
     let (tx, rx) = std::sync::mpsc::channel::<Change>();
     let _watcher = watch_tree(index.root(), move |change| {
-        let _ = tx.send(change);
+        // Notes are not indexed: nothing to update for them here.
+        if change != Change::Notes {
+            let _ = tx.send(change);
+        }
     })?;
     println!("watching {} for changes (Ctrl-C to stop)", index.root().display());
     while let Ok(first) = rx.recv() {
@@ -107,6 +110,7 @@ fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
             match change {
                 Change::Rescan => rescan = true,
                 Change::Paths(more) => paths.extend(more),
+                Change::Notes => {}
             }
         }
         let result = if rescan {

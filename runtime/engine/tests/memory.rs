@@ -23,6 +23,9 @@ struct Repo {
     index: CodeIndex,
     policy: Policy,
     memory: Memory,
+    /// A notebook kept across updates as a server keeps it (re-checked, never re-loaded, while
+    /// the notes stay the same).
+    live: std::cell::RefCell<Option<Notebook>>,
 }
 
 impl Repo {
@@ -37,7 +40,7 @@ impl Repo {
         index.update(&UpdateOptions::default(), &NoProgress).unwrap();
         let root = std::fs::canonicalize(dir.path()).unwrap();
         let policy = Policy::for_workspace(&root, &SandboxSettings::default()).unwrap();
-        Repo { memory: Memory::open(&store), dir, index, policy }
+        Repo { memory: Memory::open(&store), dir, index, policy, live: Default::default() }
     }
 
     fn code(&self) -> IndexedCode<'_> {
@@ -64,8 +67,19 @@ impl Repo {
         self.index.reload().unwrap();
     }
 
+    /// The notes checked from scratch; a server's notebook, re-checked after the same updates,
+    /// must agree with it.
     fn book(&self) -> Notebook {
-        Notebook::load(self.memory.clone(), &self.code())
+        let full = Notebook::load(self.memory.clone(), &self.code());
+        let mut live = self.live.borrow_mut();
+        match live.as_mut() {
+            Some(book) if book.notes == full.notes => {
+                book.recheck_code(&self.code());
+                assert_eq!(book.states.notes, full.states.notes, "re-checked as a server does");
+            }
+            _ => *live = Some(full.clone()),
+        }
+        full
     }
 }
 

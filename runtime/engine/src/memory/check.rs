@@ -34,6 +34,12 @@ pub trait Code {
     fn generation(&self) -> String;
     /// Files that may define a symbol named `name` (a superset is fine).
     fn defining(&self, name: &str) -> Vec<String>;
+    /// The files that may have changed since `generation` (`None`: unknown; every state's files
+    /// are compared).
+    fn changed_since(&self, generation: &str) -> Option<Vec<String>> {
+        let _ = generation;
+        None
+    }
     /// The definitions of `rel`, whose current text is `text` (by default: parsed now).
     fn definitions(&self, rel: &str, text: &str) -> Vec<cite::Definition> {
         cite::definitions(rel, text)
@@ -414,6 +420,40 @@ pub fn check(notes: &[Note], code: &dyn Code, mut before: States) -> (States, Ch
     (out, did)
 }
 
+/// [`check`] for notes that have not changed since `before` was computed from them, when the
+/// code can say which files changed since `before`'s generation: only the notes depending on
+/// those files (or on every file) are looked at; the other states stay as they are, without a
+/// version lookup each. `None` when the code cannot say, or the states do not match the notes.
+pub fn recheck_changed(
+    notes: &[Note],
+    code: &dyn Code,
+    mut before: States,
+) -> Result<(States, Checked), States> {
+    let Some(changed) = code.changed_since(&before.generation) else { return Err(before) };
+    if before.notes.len() != notes.len()
+        || notes.iter().any(|n| !before.notes.contains_key(&n.slug))
+    {
+        return Err(before);
+    }
+    let changed: std::collections::HashSet<String> = changed.into_iter().collect();
+    let files = Files::new(code);
+    let mut did = Checked::default();
+    for note in notes {
+        let Some(old) = before.notes.get_mut(&note.slug) else { continue };
+        if old.wide.is_none() && !old.deps.keys().any(|p| changed.contains(p)) {
+            did.reused += 1;
+            continue;
+        }
+        did.rechecked += 1;
+        let new = check_one(note, &files);
+        did.changed |= *old != new;
+        did.shown_changed |= old.stale != new.stale || old.citations != new.citations;
+        *old = new;
+    }
+    before.generation = code.generation();
+    Ok((before, did))
+}
+
 /// The code of an indexed workspace: text from disk through the sandbox's policy (never a
 /// secret file, never outside the root), versions from the index's manifest, definitions found
 /// through the index's symbol field. The manifest is read on first use, so a workspace without
@@ -475,6 +515,10 @@ impl Code for IndexedCode<'_> {
 
     fn generation(&self) -> String {
         self.manifest().1.clone()
+    }
+
+    fn changed_since(&self, generation: &str) -> Option<Vec<String>> {
+        self.index.changed_since(generation)
     }
 
     fn definitions(&self, rel: &str, text: &str) -> Vec<cite::Definition> {

@@ -438,6 +438,8 @@ pub struct Notebook {
     pub checked: check::Checked,
     /// The note files as last read.
     stamps: Stamps,
+    /// States changed since they were last saved ([`Notebook::save`]).
+    unsaved: bool,
 }
 
 impl Notebook {
@@ -448,7 +450,18 @@ impl Notebook {
         let mut book = Notebook { notes, broken, stamps, ..Notebook::empty(memory) };
         let before = book.memory.cached_states();
         book.recheck(code, before);
+        book.save();
         book
+    }
+
+    /// Keeps the states for the next process (`.sift/memory-state.json`) when one changed
+    /// since the last save. [`Notebook::reload`] and [`Notebook::recheck_code`] leave it to
+    /// the caller, so a server can answer first and write the cache after.
+    pub fn save(&mut self) {
+        if self.unsaved {
+            self.memory.save_states(&self.states);
+            self.unsaved = false;
+        }
     }
 
     /// No notes yet.
@@ -460,6 +473,7 @@ impl Notebook {
             states: States::default(),
             checked: check::Checked::default(),
             stamps: Stamps::new(),
+            unsaved: false,
         }
     }
 
@@ -477,15 +491,28 @@ impl Notebook {
         self.recheck(code, before) || files_changed
     }
 
-    /// Checks the notes again against `code` (after an index update); whether what is shown of
-    /// a state changed. The states are saved for the next process when one changed at all: one
-    /// that finds an older generation checks again the few states that depend on it (slower,
-    /// never wrong).
-    pub fn recheck(&mut self, code: &dyn Code, before: States) -> bool {
-        let (states, checked) = check::check(&self.notes, code, before);
-        if checked.changed {
-            self.memory.save_states(&states);
+    /// Checks the notes as last read again against `code` (after an index update, when the
+    /// note files are known not to have changed); whether what is shown of a state changed.
+    pub fn recheck_code(&mut self, code: &dyn Code) -> bool {
+        let before = std::mem::take(&mut self.states);
+        match check::recheck_changed(&self.notes, code, before) {
+            Ok((states, checked)) => {
+                self.unsaved |= checked.changed;
+                self.states = states;
+                self.checked = checked;
+                checked.shown_changed
+            }
+            Err(before) => self.recheck(code, before),
         }
+    }
+
+    /// Checks the notes against `code` from the states `before`. A state that changed at all
+    /// makes the states unsaved (see [`Notebook::save`]); only a new generation does not: a
+    /// process that finds an older one checks again the few states that depend on it (slower,
+    /// never wrong).
+    fn recheck(&mut self, code: &dyn Code, before: States) -> bool {
+        let (states, checked) = check::check(&self.notes, code, before);
+        self.unsaved |= checked.changed;
         self.states = states;
         self.checked = checked;
         checked.shown_changed
