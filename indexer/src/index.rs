@@ -338,14 +338,13 @@ impl CodeIndex {
         *self.last_change.lock().unwrap_or_else(|e| e.into_inner()) = Some((from, to, paths));
     }
 
-    /// The paths whose content may differ between the commit whose manifest is named `from`
-    /// and the commit in force, when this process's last update went exactly from one to the
-    /// other (`None`: unknown, compare the manifests).
-    pub fn changed_since(&self, from: &str) -> Option<Vec<String>> {
-        let now = self.manifest_name().ok()??;
+    /// The paths whose content may differ between the commits whose manifests are named `from`
+    /// and `to`, when this process's last update went exactly from one to the other (`None`:
+    /// unknown, compare the manifests).
+    pub fn changed_between(&self, from: &str, to: &str) -> Option<Vec<String>> {
         let last = self.last_change.lock().unwrap_or_else(|e| e.into_inner());
         match last.as_ref() {
-            Some((f, to, paths)) if f == from && *to == now => Some(paths.clone()),
+            Some((f, t, paths)) if f == from && t == to => Some(paths.clone()),
             _ => None,
         }
     }

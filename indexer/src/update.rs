@@ -364,7 +364,7 @@ impl CodeIndex {
     ) -> Result<u64> {
         let fields = self.fields;
         // What this update changes, from which commit: for readers that re-check only what
-        // depends on these files (CodeIndex::changed_since).
+        // depends on these files (CodeIndex::changed_between).
         let from = self.manifest_name()?.unwrap_or_default();
         let mut touched: Vec<String> = planned.removed.clone();
         touched.extend(planned.jobs.iter().map(|j| j.file.rel.clone()));

@@ -429,12 +429,17 @@ pub fn recheck_changed(
     code: &dyn Code,
     mut before: States,
 ) -> Result<(States, Checked), States> {
-    let Some(changed) = code.changed_since(&before.generation) else { return Err(before) };
     if before.notes.len() != notes.len()
         || notes.iter().any(|n| !before.notes.contains_key(&n.slug))
     {
         return Err(before);
     }
+    // The same commit (an update that changed nothing): every state holds.
+    if !before.generation.is_empty() && before.generation == code.generation() {
+        let kept = Checked { reused: notes.len(), ..Checked::default() };
+        return Ok((before, kept));
+    }
+    let Some(changed) = code.changed_since(&before.generation) else { return Err(before) };
     let changed: std::collections::HashSet<String> = changed.into_iter().collect();
     let files = Files::new(code);
     let mut did = Checked::default();
@@ -518,7 +523,8 @@ impl Code for IndexedCode<'_> {
     }
 
     fn changed_since(&self, generation: &str) -> Option<Vec<String>> {
-        self.index.changed_since(generation)
+        // The generation is the manifest's name, already read for this check.
+        self.index.changed_between(generation, &self.generation())
     }
 
     fn definitions(&self, rel: &str, text: &str) -> Vec<cite::Definition> {
