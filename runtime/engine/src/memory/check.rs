@@ -289,6 +289,16 @@ pub struct Checked {
     pub shown_changed: bool,
 }
 
+impl Checked {
+    /// Counts a note checked again, `old` being its state before (if any).
+    fn rechecked(&mut self, old: Option<&State>, new: &State) {
+        self.rechecked += 1;
+        self.changed |= old.is_none_or(|old| old != new);
+        self.shown_changed |=
+            old.is_none_or(|old| old.stale != new.stale || old.citations != new.citations);
+    }
+}
+
 /// What a state depends on in the note: its citations (its text and title do not change
 /// where the cited code is).
 fn note_hash(note: &Note) -> String {
@@ -404,11 +414,8 @@ pub fn check(notes: &[Note], code: &dyn Code, mut before: States) -> (States, Ch
                 old
             }
             old => {
-                did.rechecked += 1;
                 let new = check_one(note, &files);
-                did.changed |= old.as_ref().is_none_or(|old| *old != new);
-                did.shown_changed |=
-                    old.is_none_or(|old| old.stale != new.stale || old.citations != new.citations);
+                did.rechecked(old.as_ref(), &new);
                 new
             }
         };
@@ -449,10 +456,8 @@ pub fn recheck_changed(
             did.reused += 1;
             continue;
         }
-        did.rechecked += 1;
         let new = check_one(note, &files);
-        did.changed |= *old != new;
-        did.shown_changed |= old.stale != new.stale || old.citations != new.citations;
+        did.rechecked(Some(old), &new);
         *old = new;
     }
     before.generation = code.generation();

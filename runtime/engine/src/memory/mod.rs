@@ -495,23 +495,24 @@ impl Notebook {
     /// note files are known not to have changed); whether what is shown of a state changed.
     pub fn recheck_code(&mut self, code: &dyn Code) -> bool {
         let before = std::mem::take(&mut self.states);
-        match check::recheck_changed(&self.notes, code, before) {
-            Ok((states, checked)) => {
-                self.unsaved |= checked.changed;
-                self.states = states;
-                self.checked = checked;
-                checked.shown_changed
-            }
-            Err(before) => self.recheck(code, before),
-        }
+        let checked = match check::recheck_changed(&self.notes, code, before) {
+            Ok(checked) => checked,
+            Err(before) => check::check(&self.notes, code, before),
+        };
+        self.take(checked)
     }
 
-    /// Checks the notes against `code` from the states `before`. A state that changed at all
+    /// Checks the notes against `code` from the states `before`.
+    fn recheck(&mut self, code: &dyn Code, before: States) -> bool {
+        let checked = check::check(&self.notes, code, before);
+        self.take(checked)
+    }
+
+    /// Keeps what a check found; whether what is shown changed. A state that changed at all
     /// makes the states unsaved (see [`Notebook::save`]); only a new generation does not: a
     /// process that finds an older one checks again the few states that depend on it (slower,
     /// never wrong).
-    fn recheck(&mut self, code: &dyn Code, before: States) -> bool {
-        let (states, checked) = check::check(&self.notes, code, before);
+    fn take(&mut self, (states, checked): (States, check::Checked)) -> bool {
         self.unsaved |= checked.changed;
         self.states = states;
         self.checked = checked;

@@ -45,10 +45,6 @@ pub fn remember(s: &mut Session<'_>, args: &Value) -> ToolOutput {
     let Some(text) = str_arg(args, "text").filter(|t| !t.trim().is_empty()) else {
         return ToolOutput::fail("remember needs the fact as text");
     };
-    // Refused before anything else is looked at (the engine refuses it too, see `new_note`).
-    if let Some(phrase) = memory::task_talk(text) {
-        return ToolOutput::fail(memory::MemoryError::AboutTheTask(phrase).to_string());
-    }
     let Some(mem) = &s.memory else {
         return ToolOutput::fail("memory notes are not available in this workspace");
     };
