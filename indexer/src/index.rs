@@ -306,7 +306,9 @@ impl CodeIndex {
     /// Asks every later update of this index to keep the definitions of the files it indexes
     /// ([`crate::chunk::Chunker::definitions`], from the parse it chunks them with), for
     /// [`CodeIndex::definitions_of`]: what a memory notes' check needs after an update, without
-    /// parsing the changed files a second time. Off by default (it costs a walk of each tree).
+    /// parsing the changed files a second time, and the paths each update changed, for
+    /// [`CodeIndex::changed_between`]. Off by default (it costs a walk of each tree and a copy
+    /// of the changed paths).
     pub fn keep_definitions(&self, on: bool) {
         self.definitions_wanted.store(on, std::sync::atomic::Ordering::Relaxed);
         if !on {
@@ -334,13 +336,14 @@ impl CodeIndex {
         (*hash == crate::update::content_hash(text.as_bytes())).then(|| defs.clone())
     }
 
-    pub(crate) fn remember_change(&self, from: String, to: String, paths: Vec<String>) {
-        *self.last_change.lock().unwrap_or_else(|e| e.into_inner()) = Some((from, to, paths));
+    pub(crate) fn remember_change(&self, change: Option<(String, String, Vec<String>)>) {
+        *self.last_change.lock().unwrap_or_else(|e| e.into_inner()) = change;
     }
 
     /// The paths whose content may differ between the commits whose manifests are named `from`
-    /// and `to`, when this process's last update went exactly from one to the other (`None`:
-    /// unknown, compare the manifests).
+    /// and `to`, when this process's last update went exactly from one to the other and kept
+    /// its paths (it does while [`CodeIndex::keep_definitions`] is on; `None`: unknown, compare
+    /// the manifests).
     pub fn changed_between(&self, from: &str, to: &str) -> Option<Vec<String>> {
         let last = self.last_change.lock().unwrap_or_else(|e| e.into_inner());
         match last.as_ref() {

@@ -363,11 +363,17 @@ impl CodeIndex {
         report: &mut UpdateReport,
     ) -> Result<u64> {
         let fields = self.fields;
-        // What this update changes, from which commit: for readers that re-check only what
-        // depends on these files (CodeIndex::changed_between).
-        let from = self.manifest_name()?.unwrap_or_default();
-        let mut touched: Vec<String> = planned.removed.clone();
-        touched.extend(planned.jobs.iter().map(|j| j.file.rel.clone()));
+        // What this update changes, from which commit, when someone re-checks what depends on
+        // these files afterwards (memory notes: CodeIndex::keep_definitions, changed_between).
+        let change = match self.definitions_wanted() {
+            true => {
+                let from = self.manifest_name()?.unwrap_or_default();
+                let mut touched: Vec<String> = planned.removed.clone();
+                touched.extend(planned.jobs.iter().map(|j| j.file.rel.clone()));
+                Some((from, touched))
+            }
+            false => None,
+        };
         let mut current = planned.base;
         for path in &planned.removed {
             writer.delete_term(Term::from_field_text(fields.path, path));
@@ -475,7 +481,7 @@ impl CodeIndex {
         let count = indexed_count(&current);
         // Readers in this process that look the manifest up after every update (memory notes'
         // checks) take it from here instead of reading back what was just written.
-        self.remember_change(from, name.clone(), touched);
+        self.remember_change(change.map(|(from, touched)| (from, name.clone(), touched)));
         self.remember_manifest(name, current);
         self.remember_definitions(defined);
         Ok(count)
