@@ -272,6 +272,22 @@ export class AgentRun {
                 }),
             });
         }
+        const redactions = result.redactions ?? [];
+        if (redactions.length > 0) {
+            rows.push({
+                id: `${k}/redactions`,
+                label: 'Redacted before sending',
+                description: `${redactions.length} secret-looking string${redactions.length === 1 ? '' : 's'}`,
+                tooltip: `Replaced by [REDACTED:…] before the messages went to ${result.model}.`,
+                icon: 'shield',
+                children: redactions.map((r, i) => ({
+                    id: `${k}/redaction${i}`,
+                    label: r.kind,
+                    description: `line ${r.line}: ${r.preview}`,
+                    icon: 'eye-closed',
+                })),
+            });
+        }
         if (result.rules.length > 0) {
             rows.push({
                 id: `${k}/rules`,

@@ -137,6 +137,18 @@ export interface AgentResult {
     attempts?: AgentAttempt[] | null;
     /** Memory notes the agent proposed (`remember`); none is written until the user accepts one. */
     notes?: ProposedNote[] | null;
+    /** What was replaced before the model's endpoint saw it (a remote endpoint only). */
+    redactions?: Redaction[] | null;
+}
+
+/** A secret-looking string replaced before a message left the machine. */
+export interface Redaction {
+    /** What it looked like: `api key`, `private key`, `password`… */
+    kind: string;
+    /** Its line in the message (1-based). */
+    line: number;
+    /** Its first characters and length, never the whole secret. */
+    preview: string;
 }
 
 /** A note the agent proposed: what `sift.memory.add` takes back, with a `uri` of the workspace. */

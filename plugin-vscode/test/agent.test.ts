@@ -87,6 +87,28 @@ test('events become steps with their tool calls, each call with its result', () 
     assert.equal(new Set(ids).size, ids.length);
 });
 
+test('what was redacted before sending is listed, and only when something was', () => {
+    const run = new AgentRun(5, { task: 't' });
+    run.finish(result([modify], {
+        model: 'gpt-x',
+        redactions: [
+            { kind: 'api key', line: 3, preview: 'sk-p… (51 chars)' },
+            { kind: 'password', line: 9, preview: 'hunt… (12 chars)' },
+        ],
+    }));
+    const row = run.rows().find((r) => r.id.endsWith('/redactions'))!;
+    assert.equal(row.label, 'Redacted before sending');
+    assert.equal(row.description, '2 secret-looking strings');
+    assert.match(row.tooltip!, /gpt-x/);
+    assert.deepEqual(
+        row.children!.map((c) => [c.label, c.description]),
+        [['api key', 'line 3: sk-p… (51 chars)'], ['password', 'line 9: hunt… (12 chars)']],
+    );
+    const quiet = new AgentRun(6, { task: 't' });
+    quiet.finish(result([modify], { redactions: [] }));
+    assert.ok(!quiet.rows().some((r) => r.id.endsWith('/redactions')));
+});
+
 test('a result before any step event still has a home', () => {
     const run = new AgentRun(2, { task: 't' });
     run.add([{ kind: 'result', name: 'read', error: false, firstLine: 'core/retry.py (4 lines)' }]);

@@ -2,7 +2,7 @@
 //! blocks, the values of `password=`/`token:`-style assignments, passwords in URLs) replaced by
 //! `[REDACTED:<kind>]` before text leaves the machine for a remote model. The OpenAI-compatible
 //! backend applies it to every message when its endpoint is not on loopback, and keeps what it
-//! replaced so the user can see it ([`crate::llm::openai::OpenAiModel::redactions`]).
+//! replaced so the user can see it ([`crate::llm::LanguageModel::redactions`]).
 //!
 //! Precision matters as much as recall here: the text is code the model must read, so an
 //! assignment is redacted only when its value is a literal (quoted, or an environment-file
@@ -13,7 +13,7 @@ use std::sync::OnceLock;
 use regex::Regex;
 
 /// One replaced string.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct Redaction {
     /// What it looked like (`"api key"`, `"private key"`, `"password"`…).
     pub kind: &'static str,
@@ -22,6 +22,20 @@ pub struct Redaction {
     /// Its first characters and length, enough for the user to recognise it
     /// (`"sk-p… (51 chars)"`), never the whole secret.
     pub preview: String,
+}
+
+/// What was redacted, for the user: one line a string (`api key on line 3 of a message:
+/// sk-p… (51 chars)`), at most `max`, then how many more. Empty when nothing was.
+pub fn describe(redactions: &[Redaction], max: usize) -> Vec<String> {
+    let mut lines: Vec<String> = redactions
+        .iter()
+        .take(max)
+        .map(|r| format!("{} on line {} of a message: {}", r.kind, r.line, r.preview))
+        .collect();
+    if redactions.len() > max {
+        lines.push(format!("and {} more", redactions.len() - max));
+    }
+    lines
 }
 
 struct Rule {
@@ -118,6 +132,21 @@ mod tests {
 
     fn kinds(text: &str) -> Vec<&'static str> {
         redact(text).1.iter().map(|r| r.kind).collect()
+    }
+
+    #[test]
+    fn the_user_sees_kind_line_and_preview_never_the_secret() {
+        let text = "a\nkey sk-proj-abcdefghijklmnopqrstuvwx\npassword = \"hunter2hunter2\"\n";
+        let (_, found) = redact(text);
+        let lines = describe(&found, 20);
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("api key on line 2 of a message: sk-p"), "{lines:?}");
+        assert!(lines[1].starts_with("password on line 3"), "{lines:?}");
+        assert!(
+            lines.iter().all(|l| !l.contains("abcdefghijklmnop") && !l.contains("hunter2hunter2"))
+        );
+        assert_eq!(describe(&found, 1).last().unwrap(), "and 1 more");
+        assert!(describe(&[], 20).is_empty());
     }
 
     #[test]

@@ -126,6 +126,9 @@ pub struct StdioServer {
     pub seen: Vec<serde_json::Value>,
     /// The last 32 to 64 KiB of what the server wrote to stderr.
     log: std::sync::Arc<std::sync::Mutex<String>>,
+    /// The button a `window/showMessageRequest` is answered with (`None`: the user dismissed
+    /// the message, `null`).
+    pub message_action: Option<String>,
 }
 
 impl StdioServer {
@@ -185,7 +188,15 @@ impl StdioServer {
             }
         });
         let stdin = child.stdin.take();
-        StdioServer { child, stdin, frames: rx, next_id: 1, seen: Vec::new(), log }
+        StdioServer {
+            child,
+            stdin,
+            frames: rx,
+            next_id: 1,
+            seen: Vec::new(),
+            log,
+            message_action: None,
+        }
     }
 
     /// Writes raw bytes to the server's stdin.
@@ -225,7 +236,8 @@ impl StdioServer {
     }
 
     /// The next message, answering server requests on the way (progress creation; a
-    /// `workspace/applyEdit` is accepted, as a user who confirms would).
+    /// `workspace/applyEdit` is accepted, as a user who confirms would; a
+    /// `window/showMessageRequest` gets [`StdioServer::message_action`]).
     pub fn read(&mut self, timeout: std::time::Duration) -> Option<serde_json::Value> {
         loop {
             let message = self.frames.recv_timeout(timeout).ok()?;
@@ -233,6 +245,11 @@ impl StdioServer {
                 let id = message["id"].clone();
                 let result = if message["method"] == "workspace/applyEdit" {
                     serde_json::json!({"applied": true})
+                } else if message["method"] == "window/showMessageRequest" {
+                    match &self.message_action {
+                        Some(title) => serde_json::json!({"title": title}),
+                        None => serde_json::Value::Null,
+                    }
                 } else {
                     serde_json::Value::Null
                 };

@@ -251,3 +251,111 @@ fn cancelling_sift_agent_stops_the_run_and_the_server_lives_on() {
     let bad = lsp.request("sift/agent", json!({"task": "  "}));
     assert!(bad["error"]["message"].as_str().unwrap().contains("task is empty"), "{bad}");
 }
+
+/// A model that asks to run `cat OUTSIDE` outside the sandbox, then finishes.
+fn escape_script(outside: &Path) -> FakeServer {
+    let args = json!({"command": format!("cat {}", outside.display()),
+                      "outside_sandbox": true, "why": "the notes are outside the repository"});
+    FakeServer::start([
+        Reply::tool_calls(&[("c1", "run", &args.to_string())]),
+        Reply::text(&["done"]),
+    ])
+    .unwrap()
+}
+
+/// What the model was told about its `run` call (the tool message of the second request).
+fn run_answer(server: &FakeServer) -> String {
+    let requests = server.requests();
+    let second = requests[1].json();
+    let tool = second["messages"].as_array().unwrap().iter().find(|m| m["role"] == "tool");
+    tool.expect("the run call was answered")["content"].as_str().unwrap().to_owned()
+}
+
+fn unsandboxed_log(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("repo/.sift/agent/unsandboxed.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+#[test]
+fn a_command_leaves_the_sandbox_only_with_allow_unsandboxed_and_is_logged() {
+    let dir = repo();
+    let outside = dir.path().join("outside-notes.txt");
+    std::fs::write(&outside, "OUTSIDE-NOTES-5e2a\n").unwrap();
+
+    // Without the flag: refused, the model is told why, nothing ran.
+    let server = escape_script(&outside);
+    let out = agent(dir.path(), &server, &["read my notes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer = run_answer(&server);
+    assert!(answer.contains("not run") && answer.contains("--allow-unsandboxed"), "{answer}");
+    assert!(!answer.contains("OUTSIDE-NOTES-5e2a"), "{answer}");
+    assert!(stderr(&out).contains("run command=cat"), "{}", stderr(&out));
+
+    // With it: announced on stderr, run outside (the file outside the repository is read).
+    let server = escape_script(&outside);
+    let out = agent(dir.path(), &server, &["--allow-unsandboxed", "read my notes"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let answer = run_answer(&server);
+    assert!(answer.contains("OUTSIDE-NOTES-5e2a"), "{answer}");
+    assert!(answer.contains("approved by --allow-unsandboxed"), "{answer}");
+    let err = stderr(&out);
+    assert!(err.contains("running outside the sandbox (--allow-unsandboxed)"), "{err}");
+    assert!(err.contains("because: the notes are outside the repository"), "{err}");
+
+    let log = unsandboxed_log(dir.path());
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["decision"], "refused");
+    assert_eq!(log[1]["decision"], "approved");
+    assert_eq!(log[1]["detail"], "--allow-unsandboxed");
+    assert_eq!(log[1]["status"], 0);
+    assert_eq!(log[1]["task"], "read my notes");
+}
+
+#[test]
+fn the_editor_asks_the_user_before_a_command_leaves_the_sandbox() {
+    let dir = repo();
+    let outside = dir.path().join("outside-notes.txt");
+    std::fs::write(&outside, "OUTSIDE-NOTES-5e2a\n").unwrap();
+
+    // The user dismisses the prompt: refused.
+    let server = escape_script(&outside);
+    let mut lsp = lsp_for(dir.path(), &server);
+    let response = lsp.request("sift/agent", json!({"task": "read my notes"}));
+    assert_eq!(response["result"]["stop"], "done", "{response} {}", lsp.stderr_tail());
+    assert_eq!(response["result"]["redactions"], json!([]), "a loopback endpoint gets it whole");
+    let asked = lsp
+        .seen
+        .iter()
+        .find(|m| m["method"] == "window/showMessageRequest")
+        .expect("the user was asked");
+    let message = asked["params"]["message"].as_str().unwrap();
+    assert!(message.contains("OUTSIDE the sandbox") && message.contains("outside-notes.txt"));
+    assert!(message.contains("the notes are outside the repository"), "{message}");
+    let titles: Vec<&str> = asked["params"]["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles, ["Run outside the sandbox", "Keep it in the sandbox"]);
+    let answer = run_answer(&server);
+    assert!(answer.contains("not run") && answer.contains("said no"), "{answer}");
+    drop(lsp);
+
+    // The user chooses to let it out: it runs outside, once.
+    let server = escape_script(&outside);
+    let mut lsp = lsp_for(dir.path(), &server);
+    lsp.message_action = Some("Run outside the sandbox".into());
+    let response = lsp.request("sift/agent", json!({"task": "read my notes"}));
+    assert_eq!(response["result"]["stop"], "done", "{response}");
+    let answer = run_answer(&server);
+    assert!(answer.contains("OUTSIDE-NOTES-5e2a"), "{answer}");
+    let log = unsandboxed_log(dir.path());
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["decision"], "refused");
+    assert_eq!(log[1]["decision"], "approved");
+    assert_eq!(log[1]["detail"], "the user, in the editor's prompt");
+}

@@ -829,3 +829,179 @@ fn a_plain_command_still_works_in_the_sandbox() {
     assert!(run.out().contains("pub fn f()"));
     let _ = UnixStream::pair().unwrap();
 }
+
+/// A listener of the test's on 127.0.0.1 that answers each connection's first line with
+/// `pong:LINE` and counts the connections it got.
+fn echo_listener() -> (std::net::SocketAddr, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::io::{BufRead as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = std::sync::Arc::clone(&count);
+    std::thread::spawn(move || {
+        for conn in listener.incoming().flatten() {
+            seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut line = String::new();
+                let mut reader = std::io::BufReader::new(conn.try_clone().unwrap());
+                let _ = reader.read_line(&mut line);
+                let _ = (&conn).write_all(format!("pong:{}\n", line.trim_end()).as_bytes());
+            });
+        }
+    });
+    (addr, count)
+}
+
+/// Python that talks to the proxy the sandbox names in `HTTPS_PROXY` and prints one line per
+/// attempt: what came back, or the error.
+const PROXY_CLIENT: &str = r#"
+import os, socket
+print('STARTED', flush=True)
+host, port = os.environ['HTTPS_PROXY'].rsplit('/', 1)[1].split(':')
+def ask(label, request, then=None):
+    try:
+        s = socket.create_connection((host, int(port)), 5)
+        s.sendall(request.encode())
+        got = b''
+        while b'\r\n\r\n' not in got:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            got += chunk
+        if then is not None and got.startswith(b'HTTP/1.1 200'):
+            s.sendall(then.encode())
+            while not got.endswith(b'\n') or b'pong' not in got:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        else:
+            while True:
+                chunk = s.recv(4096)
+                if not chunk:
+                    break
+                got += chunk
+        got = got.decode(errors='replace')
+        print(label, repr(got), flush=True)
+    except Exception as e:
+        print(label, 'ERROR', e, flush=True)
+ask('CONNECT-ALLOWED', 'CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n', 'ping\n')
+ask('GET-ALLOWED', 'GET http://allowed.test/hello HTTP/1.1\r\nHost: allowed.test\r\nProxy-Connection: keep-alive\r\n\r\n')
+ask('NOT-LISTED', 'CONNECT evil.test:443 HTTP/1.1\r\n\r\n')
+ask('OTHER-PORT', 'CONNECT allowed.test:22 HTTP/1.1\r\n\r\n')
+ask('LOOPBACK', 'CONNECT localhost:443 HTTP/1.1\r\n\r\n')
+try:
+    socket.create_connection(('127.0.0.1', DIRECT_PORT), 3)
+    print('DIRECT CONNECTED')
+except Exception as e:
+    print('DIRECT ERROR', e)
+"#;
+
+/// `[sandbox] allow_net` through the library the agent calls: an allowed host is reached
+/// through sift's checking proxy (the test routes its made-up name to its own listener, which
+/// the real resolver would refuse as loopback), everything else is refused by the proxy with
+/// the reason, a name that resolves to loopback leads nowhere, and the host's loopback stays
+/// out of reach. Every decision comes back with the output.
+#[test]
+fn allow_net_reaches_listed_hosts_through_the_checking_proxy_only() {
+    use sift_runtime::sandbox::{Command, Resolver, run};
+    assert!(python3_available(), "python3 is needed");
+    let w = world();
+    let (addr, connections) = echo_listener();
+    let settings = SandboxSettings {
+        allow_net: vec!["allowed.test".into(), "localhost".into()],
+        ..SandboxSettings::default()
+    };
+    let policy = Policy::for_workspace(&w.ws, &settings)
+        .unwrap()
+        .with_resolver(Resolver::default().route("allowed.test", addr));
+    let code = PROXY_CLIENT.replace("DIRECT_PORT", &addr.port().to_string());
+    let mut cmd = Command::new("python3", ["-c", code.as_str()]);
+    cmd.timeout = Duration::from_secs(30);
+    cmd.env.push(("HTTPS_PROXY".into(), "http://evil.example:1".into()));
+    let out = run(&policy, &cmd, &|| false).unwrap();
+    let stdout = &out.stdout;
+    assert!(stdout.contains("STARTED"), "python did not start: {out:?}");
+    let line = |label: &str| {
+        stdout
+            .lines()
+            .find(|l| l.starts_with(label))
+            .unwrap_or_else(|| panic!("no {label} line: {stdout}\n{}", out.stderr))
+            .to_owned()
+    };
+    let allowed = line("CONNECT-ALLOWED");
+    assert!(
+        allowed.contains("200 Connection established") && allowed.contains("pong:ping"),
+        "{allowed}"
+    );
+    let get = line("GET-ALLOWED");
+    assert!(get.contains("pong:GET /hello HTTP/1.1"), "absolute form rewritten: {get}");
+    let not_listed = line("NOT-LISTED");
+    assert!(
+        not_listed.contains("403") && not_listed.contains("not in [sandbox] allow_net"),
+        "{not_listed}"
+    );
+    let other_port = line("OTHER-PORT");
+    assert!(other_port.contains("403"), "a bare name allows ports 80 and 443 only: {other_port}");
+    let loopback = line("LOOPBACK");
+    assert!(
+        loopback.contains("403") && loopback.contains("not a public address"),
+        "a listed name resolving to loopback leads nowhere: {loopback}"
+    );
+    assert!(line("DIRECT").contains("ERROR"), "the host's loopback is out of reach");
+    assert_eq!(
+        connections.load(std::sync::atomic::Ordering::SeqCst),
+        2,
+        "only the two allowed requests arrived"
+    );
+    assert!(out.network.iter().any(|n| n.starts_with("allowed allowed.test:443")), "{out:?}");
+    for refused in ["evil.test:443", "allowed.test:22", "localhost:443"] {
+        assert!(
+            out.denied.iter().any(|d| d.starts_with("network: refused") && d.contains(refused)),
+            "{refused} not reported: {:?}",
+            out.denied
+        );
+    }
+}
+
+/// The same through the real `sift sandbox --allow-net`: the proxy answers, a host not listed
+/// is refused, and the decisions are in the JSON. (No connection leaves this machine: the
+/// listed name does not resolve, and the other is refused before any lookup.)
+#[test]
+fn sift_sandbox_allow_net_reports_the_proxy_s_decisions() {
+    assert!(python3_available(), "python3 is needed");
+    let w = world();
+    let run = {
+        let started = Instant::now();
+        let out = sift()
+            .args(["sandbox", "--json", "--timeout", "20", "--allow-net", "allowed.invalid"])
+            .arg("--path")
+            .arg(&w.ws)
+            .args(["--", "python3", "-c"])
+            .arg(PROXY_CLIENT.replace("DIRECT_PORT", "9"))
+            .env("HOME", &w.home)
+            .env("XDG_CONFIG_HOME", &w.xdg)
+            .output()
+            .unwrap();
+        let json: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("no JSON ({e}): {}", String::from_utf8_lossy(&out.stderr)));
+        Run { json, elapsed: started.elapsed() }
+    };
+    let out = run.out();
+    assert!(out.contains("STARTED"), "{}", run.json);
+    assert!(out.contains("NOT-LISTED") && out.contains("403"), "{out}");
+    let network = run.json["network"].as_array().expect("network is reported");
+    assert!(
+        network.iter().any(|n| n.as_str().is_some_and(|n| n.contains("evil.test:443"))),
+        "{network:?}"
+    );
+    assert!(run.denied().iter().any(|d| d.contains("evil.test:443 is not in [sandbox] allow_net")));
+    assert!(
+        Policy::for_workspace(
+            &w.ws,
+            &SandboxSettings { allow_net: vec!["https://x.org".into()], ..Default::default() }
+        )
+        .is_err(),
+        "a URL is not a host"
+    );
+}

@@ -57,6 +57,11 @@ pub struct AgentArgs {
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
+    /// Let the agent run the commands it asks to run outside the sandbox (its `run` tool's
+    /// `outside_sandbox`), with the network and every file you can reach. Without it every
+    /// such request is refused. Each one is printed and logged in .sift/agent/unsandboxed.jsonl.
+    #[arg(long)]
+    allow_unsandboxed: bool,
     /// Write the memory notes the agent proposes without asking (otherwise each is asked
     /// about on a terminal, and none is written elsewhere).
     #[arg(long)]
@@ -99,7 +104,10 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         );
     }
     // Built before indexing, so that a bad [sandbox] fails at once.
-    let setup = Setup::new(&root, &config)?;
+    let mut setup = Setup::new(&root, &config)?;
+    if args.allow_unsandboxed {
+        setup = setup.with_approver(Box::new(FlagApproval));
+    }
 
     let index = super::search::open_index(&root, &args.walk, false)?;
     let semantic = super::semantic::for_search(&index, &root, false, false)?;
@@ -180,7 +188,8 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         let mut printer = Printer::new(None);
         agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
     };
-    report(&args, &setup, &about.name, &outcome, &options.budget)
+    super::report_redactions(&*model);
+    report(&args, &setup, &about.name, &outcome, &options.budget, &model.redactions())
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
@@ -190,6 +199,7 @@ fn report(
     model: &str,
     outcome: &agent::Outcome,
     budget: &Budget,
+    redactions: &[sift_runtime::redact::Redaction],
 ) -> Result<ExitCode> {
     let diff = outcome.changes.unified_diff();
     let mut stdout = std::io::stdout().lock();
@@ -208,6 +218,7 @@ fn report(
             "model": model,
             "transcript": id,
             "applied": args.apply && !diff.is_empty(),
+            "redactions": redactions,
             "notes": outcome.notes.iter().map(|n| serde_json::json!({
                 "slug": n.slug,
                 "title": n.front.title,
@@ -279,6 +290,7 @@ fn best_of(
         cancel,
         &mut |i, e| printer.attempt_event(i, e),
     )?;
+    super::report_redactions(model);
     let mut stdout = std::io::stdout().lock();
     for (rank, a) in attempts.iter().enumerate() {
         let s = &a.score;
@@ -318,6 +330,20 @@ fn best_of(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--allow-unsandboxed`: the user approved, for this run, the commands the agent asks to run
+/// outside the sandbox; each is announced on stderr before it runs.
+struct FlagApproval;
+
+impl agent::approval::Approver for FlagApproval {
+    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+        eprintln!(
+            "  running outside the sandbox (--allow-unsandboxed): {}\n    because: {}",
+            escape.command, escape.why
+        );
+        agent::approval::Decision::Approved { by: "--allow-unsandboxed".into() }
+    }
 }
 
 /// Progress on stderr: one line per step and tool call.

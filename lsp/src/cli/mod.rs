@@ -207,3 +207,22 @@ pub fn human_bytes(n: u64) -> String {
     }
     if unit == 0 { format!("{n} B") } else { format!("{v:.1} {}", UNITS[unit]) }
 }
+
+/// Tells the user on stderr what was redacted before the model's endpoint saw it (nothing
+/// when nothing was, or the model is local).
+pub fn report_redactions(model: &dyn sift_runtime::llm::LanguageModel) {
+    let redactions = model.redactions();
+    if redactions.is_empty() {
+        return;
+    }
+    let about = model.describe();
+    eprintln!(
+        "{} secret-looking string(s) were replaced by [REDACTED:…] before anything was sent to {} at {}:",
+        redactions.len(),
+        about.name,
+        about.device
+    );
+    for line in sift_runtime::redact::describe(&redactions, 20) {
+        eprintln!("  {line}");
+    }
+}

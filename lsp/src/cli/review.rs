@@ -143,6 +143,9 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     if let Some(note) = &note {
         eprintln!("{note}");
     }
+    if let Some(model) = model.as_deref() {
+        super::report_redactions(model);
+    }
     let suppressed = reviewed.suppressed_counts();
     let (items, total, pack) = (&reviewed.items, reviewed.total, &reviewed.pack);
     let settings = reviewed.settings.to_string();

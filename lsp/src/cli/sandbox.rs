@@ -20,8 +20,8 @@ use super::{RepoArgs, load_config};
 pub struct SandboxArgs {
     #[command(flatten)]
     repo: RepoArgs,
-    /// A host the command may reach (repeatable; `[sandbox] allow_net`). This version refuses
-    /// any: the checking proxy is not built yet.
+    /// A host the command may reach through sift's checking proxy (repeatable; `[sandbox]
+    /// allow_net`): `pypi.org`, `*.pythonhosted.org`, `example.com:8443`.
     #[arg(long = "allow-net", value_name = "HOST")]
     allow_net: Vec<String>,
     /// Kill the command after this many seconds [default: `[sandbox] timeout_secs`].
@@ -85,6 +85,7 @@ pub fn run(args: SandboxArgs) -> Result<ExitCode> {
             "cancelled": out.cancelled,
             "denied": out.denied,
             "unconfined": out.unconfined,
+            "network": out.network,
             "elapsed_ms": out.elapsed.as_secs_f64() * 1000.0,
         });
         println!("{v}");
@@ -93,6 +94,9 @@ pub fn run(args: SandboxArgs) -> Result<ExitCode> {
         let _ = std::io::stdout().write_all(out.stdout.as_bytes());
         let mut err = std::io::stderr().lock();
         let _ = err.write_all(out.stderr.as_bytes());
+        for n in out.network.iter().filter(|n| n.starts_with("allowed")) {
+            let _ = writeln!(err, "sift sandbox: network: {n}");
+        }
         for d in &out.denied {
             let _ = writeln!(err, "sift sandbox: denied: {d}");
         }

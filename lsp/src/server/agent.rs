@@ -195,8 +195,11 @@ impl Backend {
         let task = params.task.clone();
         let workspace = ws.clone();
         let run_cancel = cancel.clone();
+        let prompt =
+            EditorPrompt { client: self.client.clone(), handle: tokio::runtime::Handle::current() };
         let result = tokio::task::spawn_blocking(move || {
             run_blocking(
+                prompt,
                 &workspace,
                 &root,
                 overrides.as_ref(),
@@ -225,6 +228,7 @@ impl Backend {
             "model": finished.model,
             "attempts": finished.attempts,
             "notes": finished.notes,
+            "redactions": finished.redactions,
         });
         self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).insert(
             id,
@@ -352,11 +356,14 @@ struct Finished {
     attempts: Option<Value>,
     /// The memory notes the agent proposed (`{title, text, cite}`), for the user to accept.
     notes: Vec<Value>,
+    /// What was replaced before the model's endpoint saw it (`{kind, line, preview}`).
+    redactions: Vec<sift_runtime::redact::Redaction>,
 }
 
 /// Runs the agent (one run or best-of-N) on a blocking thread.
 #[allow(clippy::too_many_arguments)]
 fn run_blocking(
+    prompt: EditorPrompt,
     workspace: &crate::live::Workspace,
     root: &std::path::Path,
     overrides: Option<&Value>,
@@ -370,7 +377,7 @@ fn run_blocking(
     let config = sift_engine::config::for_editor(root, overrides)?;
     let model = sift_runtime::llm::config::open(&config.model()?)?;
     let name = model.describe().name;
-    let mut setup = Setup::new(root, &config)?;
+    let mut setup = Setup::new(root, &config)?.with_approver(Box::new(prompt));
     // The notes as the server last checked them: a run does not read them all again.
     if let Some(book) = workspace.notebook().clone() {
         setup = setup.with_notebook(book);
@@ -414,6 +421,7 @@ fn run_blocking(
             model: name,
             attempts: Some(Value::Array(summary)),
             notes: proposed(&outcome.notes),
+            redactions: model.redactions(),
         });
     }
     let transcript = Transcript::create(&setup.store)?;
@@ -436,7 +444,49 @@ fn run_blocking(
         rules: outcome.rules,
         model: name,
         attempts: None,
+        redactions: model.redactions(),
     })
+}
+
+/// Asks the user in the editor (`window/showMessageRequest`) whether the command the agent
+/// asks to run outside the sandbox may run, each time; no answer within ten minutes, an
+/// editor that cannot ask, or any other choice is a refusal.
+struct EditorPrompt {
+    client: tower_lsp_server::Client,
+    handle: tokio::runtime::Handle,
+}
+
+/// The prompt's button that lets the command out.
+const RUN_OUTSIDE: &str = "Run outside the sandbox";
+
+impl agent::approval::Approver for EditorPrompt {
+    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+        use agent::approval::Decision;
+        let message = format!(
+            "sift's agent asks to run a command OUTSIDE the sandbox, with the network and every \
+             file you can reach:\n\n{}\n\nIts reason: {}",
+            escape.command, escape.why
+        );
+        let actions = [RUN_OUTSIDE, "Keep it in the sandbox"]
+            .map(|title| MessageActionItem { title: title.into(), properties: HashMap::new() });
+        let asked =
+            self.client.show_message_request(MessageType::WARNING, message, Some(actions.to_vec()));
+        let answer = self.handle.block_on(async {
+            tokio::time::timeout(std::time::Duration::from_secs(600), asked).await
+        });
+        match answer {
+            Ok(Ok(Some(item))) if item.title == RUN_OUTSIDE => {
+                Decision::Approved { by: "the user, in the editor's prompt".into() }
+            }
+            Ok(Ok(_)) => Decision::Refused { why: "the user said no in the editor".into() },
+            Ok(Err(e)) => {
+                Decision::Refused { why: format!("the editor could not ask the user ({e})") }
+            }
+            Err(_) => {
+                Decision::Refused { why: "the user did not answer within ten minutes".into() }
+            }
+        }
+    }
 }
 
 /// Proposed notes as the result carries them: what `sift.memory.add` takes back (with a

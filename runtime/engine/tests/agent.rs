@@ -467,3 +467,113 @@ fn the_agent_reads_fresh_notes_and_only_proposes_new_ones() {
     assert_eq!(outcome.notes[0].front.citations[0].symbol.as_deref(), Some("clamp"));
     assert_eq!(mem.load().0.len(), 1, "a proposal is not written");
 }
+
+/// An approver that answers as told and keeps what it was asked.
+struct Answering {
+    approve: bool,
+    asked: std::sync::Mutex<Vec<agent::approval::Escape>>,
+}
+
+impl agent::approval::Approver for Answering {
+    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+        self.asked.lock().unwrap().push(escape.clone());
+        if self.approve {
+            agent::approval::Decision::Approved { by: "the test".into() }
+        } else {
+            agent::approval::Decision::Refused { why: "the test said no".into() }
+        }
+    }
+}
+
+#[test]
+fn the_run_tool_works_on_a_copy_and_leaves_the_sandbox_only_when_the_user_approves() {
+    let f = fixture();
+    let outside = tempfile::tempdir().unwrap();
+    let outside_file = outside.path().join("notes.txt");
+    std::fs::write(&outside_file, "OUTSIDE-7c1d\n").unwrap();
+    let read_outside = format!("cat {}", outside_file.display());
+    let store = sift_engine::store::open(f.dir.path()).unwrap();
+    let unsaved = BTreeMap::new();
+    let call =
+        |session: &mut Session<'_>, v: serde_json::Value| session.call("run", &v, &Cancel::new());
+
+    // In the sandbox, on a copy with the pending edit; the workspace is left alone and secret
+    // files are not in the copy.
+    let refuse = agent::approval::Refuse;
+    let mut session = Session::new(&f.workspace, &unsaved, &f.policy, &[], rules(&f)).unwrap();
+    session.store = Some(&store);
+    session.approver = &refuse;
+    let edit = serde_json::json!({"path": "core/util.py", "old_text": "max(lo, min(x, hi))", "new_text": "min(hi, max(x, lo))"});
+    assert!(!session.call("edit", &edit, &Cancel::new()).error);
+    let out = call(
+        &mut session,
+        serde_json::json!({"command": "cat core/util.py; echo made > made.txt; cat .env; echo done"}),
+    );
+    assert!(!out.error, "{}", out.text);
+    assert!(out.text.contains("in the sandbox"), "{}", out.text);
+    assert!(
+        out.text.contains("min(hi, max(x, lo))"),
+        "the copy has the pending edit: {}",
+        out.text
+    );
+    assert!(!out.text.contains("hunter2"), "no secret in the copy: {}", out.text);
+    assert!(!f.dir.path().join("made.txt").exists(), "nothing reaches the workspace");
+    let quiet = call(&mut session, serde_json::json!({"command": "true"}));
+    assert!(quiet.text.contains("ran successfully, no output"), "{}", quiet.text);
+
+    // A file outside the workspace is out of reach in the sandbox.
+    let walled = call(&mut session, serde_json::json!({"command": read_outside}));
+    assert!(!walled.text.contains("OUTSIDE-7c1d"), "{}", walled.text);
+    assert!(
+        walled.text.contains("outside_sandbox"),
+        "the model is told it may ask: {}",
+        walled.text
+    );
+
+    // Asking without a reason is an error; asking with one, without an approver, is refused.
+    let no_why =
+        call(&mut session, serde_json::json!({"command": read_outside, "outside_sandbox": true}));
+    assert!(no_why.error && no_why.text.contains("needs why"), "{}", no_why.text);
+    let refused = call(
+        &mut session,
+        serde_json::json!({"command": read_outside, "outside_sandbox": true, "why": "it reads my notes"}),
+    );
+    assert!(refused.error && refused.text.contains("not run"), "{}", refused.text);
+    assert!(refused.text.contains("--allow-unsandboxed"), "{}", refused.text);
+
+    // A user who says no: not run. A user who says yes: run outside, this once.
+    let no = Answering { approve: false, asked: Default::default() };
+    session.approver = &no;
+    let said_no = call(
+        &mut session,
+        serde_json::json!({"command": read_outside, "outside_sandbox": true, "why": "it reads my notes"}),
+    );
+    assert!(said_no.error && !said_no.text.contains("OUTSIDE-7c1d"), "{}", said_no.text);
+    assert_eq!(no.asked.lock().unwrap()[0].why, "it reads my notes");
+    let yes = Answering { approve: true, asked: Default::default() };
+    session.approver = &yes;
+    let approved = call(
+        &mut session,
+        serde_json::json!({"command": read_outside, "outside_sandbox": true, "why": "it reads my notes"}),
+    );
+    assert!(approved.text.contains("OUTSIDE-7c1d"), "{}", approved.text);
+    assert!(
+        approved.text.contains("outside the sandbox: approved by the test"),
+        "{}",
+        approved.text
+    );
+    assert_eq!(yes.asked.lock().unwrap()[0].command, read_outside);
+    // The next command is back in the sandbox: an approval is for one command.
+    let again = call(&mut session, serde_json::json!({"command": read_outside}));
+    assert!(!again.text.contains("OUTSIDE-7c1d"), "{}", again.text);
+
+    // Every request is logged with its outcome (the one without a reason never was asked).
+    let logged = agent::approval::logged(&store);
+    let decisions: Vec<(&str, &str, Option<i32>)> =
+        logged.iter().map(|l| (l.decision.as_str(), l.detail.as_str(), l.status)).collect();
+    assert_eq!(decisions.len(), 3, "{logged:?}");
+    assert_eq!(decisions[0].0, "refused");
+    assert_eq!(decisions[1], ("refused", "the test said no", None));
+    assert_eq!(decisions[2], ("approved", "the test", Some(0)));
+    assert!(logged.iter().all(|l| l.command == read_outside && l.why == "it reads my notes"));
+}

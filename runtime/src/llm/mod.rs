@@ -327,4 +327,10 @@ pub trait LanguageModel: Send + Sync {
         cancel: &Cancel,
         on_text: &mut dyn FnMut(&str),
     ) -> Result<ChatResponse, LlmError>;
+
+    /// What was redacted from the messages before they left the machine, oldest first, for
+    /// the user to see (a remote endpoint's; nothing for local backends, which send nothing).
+    fn redactions(&self) -> Vec<crate::redact::Redaction> {
+        Vec::new()
+    }
 }

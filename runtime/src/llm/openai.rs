@@ -21,7 +21,7 @@
 //!
 //! When the endpoint is not on loopback, every message (and every tool call's arguments) goes
 //! through [`crate::redact::redact`] first: secret-looking strings are replaced, logged as a
-//! warning with their kinds, and kept for the caller ([`OpenAiModel::redactions`]).
+//! warning with their kinds, and kept for the caller ([`LanguageModel::redactions`]).
 //!
 //! The API key is read from the environment variable named in the configuration, sent as
 //! `Authorization: Bearer`, and never logged, written, or put in an error message (error bodies
@@ -172,11 +172,6 @@ impl OpenAiModel {
     /// Whether messages are redacted before they are sent (the endpoint is not on loopback).
     pub fn redacts(&self) -> bool {
         self.redacts
-    }
-
-    /// Everything redacted so far, oldest first (for the user to see).
-    pub fn redactions(&self) -> Vec<crate::redact::Redaction> {
-        self.redactions.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// `messages` as sent: redacted when the endpoint is remote.
@@ -888,6 +883,11 @@ impl LanguageModel for OpenAiModel {
 
     fn count_tokens(&self, text: &str) -> TokenCount {
         TokenCount::estimate(text)
+    }
+
+    /// Everything redacted so far, oldest first (for the user to see).
+    fn redactions(&self) -> Vec<crate::redact::Redaction> {
+        self.redactions.lock().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     fn chat(

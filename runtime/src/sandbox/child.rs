@@ -55,6 +55,11 @@ pub(super) struct Plan {
     pub landlock: Option<landlock::RulesetCreated>,
     /// The seccomp program to load.
     pub seccomp: Option<seccompiler::BpfProgram>,
+    /// For `[sandbox] allow_net` (needs the network namespace): the child's end of a socket
+    /// pair and the port to listen on. The child brings the namespace's loopback up, listens on
+    /// `127.0.0.1:port` there and sends the listening socket to the parent, which serves it
+    /// as the checking proxy.
+    pub proxy: Option<(OwnedFd, u16)>,
 }
 
 impl Plan {
@@ -88,6 +93,9 @@ impl Plan {
             write_file(c"/proc/self/setgroups", b"deny")?;
             write_file(c"/proc/self/uid_map", uid_map.as_bytes())?;
             write_file(c"/proc/self/gid_map", gid_map.as_bytes())?;
+        }
+        if let Some((chan, port)) = &self.proxy {
+            listen_for_proxy(chan.as_raw_fd(), *port)?;
         }
         if self.unshare & libc::CLONE_NEWNS != 0 {
             // Nothing mounted here propagates back to the host.
@@ -132,6 +140,114 @@ impl Plan {
                 .map_err(|_| io::Error::from_raw_os_error(libc::EPERM))?;
         }
         Ok(())
+    }
+}
+
+/// Closes `fd` and returns `err` (the error of the call that failed before it).
+fn close_with(fd: libc::c_int, err: io::Error) -> io::Error {
+    // SAFETY: closing a descriptor this module opened.
+    unsafe { libc::close(fd) };
+    err
+}
+
+/// In the child, inside its new network namespace: loopback up, a socket listening on
+/// `127.0.0.1:port`, sent over `chan` (`SCM_RIGHTS`) and closed here. Only system calls on
+/// stack data.
+fn listen_for_proxy(chan: libc::c_int, port: u16) -> io::Result<()> {
+    // SAFETY: system calls on descriptors this function opens and on stack values that
+    // outlive the calls; `ifreq`, `sockaddr_in` and `msghdr` are plain C structs for which
+    // all-zero is a valid value.
+    unsafe {
+        let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if s < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        ifr.ifr_name[0] = b'l' as libc::c_char;
+        ifr.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(s, libc::SIOCGIFFLAGS as _, &mut ifr) < 0 {
+            return Err(close_with(s, io::Error::last_os_error()));
+        }
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if libc::ioctl(s, libc::SIOCSIFFLAGS as _, &ifr) < 0 {
+            return Err(close_with(s, io::Error::last_os_error()));
+        }
+        libc::close(s);
+
+        let l = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if l < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut addr: libc::sockaddr_in = std::mem::zeroed();
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr = libc::in_addr { s_addr: u32::from_be_bytes([127, 0, 0, 1]).to_be() };
+        if libc::bind(
+            l,
+            (&raw const addr).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        ) < 0
+            || libc::listen(l, 128) < 0
+        {
+            return Err(close_with(l, io::Error::last_os_error()));
+        }
+
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut control = Control([0; 64]);
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as _;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), l);
+        if libc::sendmsg(chan, &raw const msg, libc::MSG_NOSIGNAL) < 0 {
+            return Err(close_with(l, io::Error::last_os_error()));
+        }
+        libc::close(l);
+    }
+    Ok(())
+}
+
+/// A control-message buffer aligned for `cmsghdr`.
+#[repr(C, align(8))]
+struct Control([u8; 64]);
+
+/// In the parent, once the child has started: the listening socket it sent over `chan`.
+pub(super) fn receive_listener(chan: &OwnedFd) -> io::Result<std::net::TcpListener> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: `recvmsg` into stack buffers that outlive the call; the descriptor taken from
+    // the control message is a new one the kernel installed for this process, owned from here.
+    unsafe {
+        let mut byte = [0u8; 1];
+        let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
+        let mut control = Control([0; 64]);
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &raw mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.0.as_mut_ptr().cast();
+        msg.msg_controllen = control.0.len() as _;
+        let n = libc::recvmsg(
+            chan.as_raw_fd(),
+            &raw mut msg,
+            libc::MSG_DONTWAIT | libc::MSG_CMSG_CLOEXEC,
+        );
+        if n < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
+        if cmsg.is_null()
+            || (*cmsg).cmsg_level != libc::SOL_SOCKET
+            || (*cmsg).cmsg_type != libc::SCM_RIGHTS
+        {
+            return Err(io::Error::other("the command's process sent no listening socket"));
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        Ok(std::net::TcpListener::from_raw_fd(fd))
     }
 }
 

@@ -8,7 +8,9 @@
 //!   and [`Policy::open_write`] open through `openat2(RESOLVE_BENEATH)`, so a symbolic link
 //!   swapped in after the check cannot lead outside.
 //! - [`run`] — a command under the policy on Linux: a new network namespace (loopback only,
-//!   and down) plus a seccomp filter that refuses every socket but socket pairs, Landlock (best
+//!   and down) plus a seccomp filter that refuses every socket but socket pairs — or, with
+//!   `[sandbox] allow_net`, that namespace's loopback up with sift's checking proxy as the only
+//!   thing listening on it (`proxy.rs`) —, Landlock (best
 //!   effort by ABI) so that only the workspace, the command's temporary folder and the extra
 //!   writable folders can be written and only system folders, toolchains and the workspace
 //!   read, `.git/` and `.sift/` bound read-only in a mount namespace, rlimits and cgroups on
@@ -23,13 +25,15 @@
 mod caps;
 mod child;
 mod path;
+mod proxy;
 mod run;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub use caps::{Capabilities, Wall, WallState, capabilities};
-pub use run::{Command, Output, run};
+pub use proxy::{Allowlist, Resolver, is_public};
+pub use run::{Command, Output, run, run_outside};
 pub use sift_indexer::secrets::{DEFAULT_SECRET_PATTERNS, SecretPatterns};
 
 /// Resource limits for a command (and the whole tree of processes it starts).
@@ -73,7 +77,9 @@ impl Default for Limits {
 /// reads no configuration file).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SandboxSettings {
-    /// Host names commands may reach. Empty (the default): no network at all.
+    /// Host names commands may reach through the checking proxy (`pypi.org`,
+    /// `*.pythonhosted.org`, `example.com:8443`; see [`Allowlist`]). Empty (the default): no
+    /// network at all.
     pub allow_net: Vec<String>,
     /// Files that are secrets (globs; see [`SecretPatterns`]): never read by the agent, never
     /// indexed.
@@ -166,7 +172,8 @@ pub struct Policy {
     root: PathBuf,
     read_only: Vec<PathBuf>,
     secrets: SecretPatterns,
-    allow_net: Vec<String>,
+    allow_net: Allowlist,
+    resolver: Resolver,
     read: Vec<PathBuf>,
     write: Vec<PathBuf>,
     limits: Limits,
@@ -202,12 +209,7 @@ impl Policy {
                 reason: "it is the home folder, which holds ~/.ssh and other secrets (open a project folder)",
             });
         }
-        if !settings.allow_net.is_empty() {
-            return Err(SandboxError::Unsupported(format!(
-                "[sandbox] allow_net = {:?}: this version of sift cannot route allowed hosts through a checking proxy yet, and will not open the network wholesale instead (remove allow_net)",
-                settings.allow_net
-            )));
-        }
+        let allow_net = Allowlist::parse(&settings.allow_net).map_err(SandboxError::Unsupported)?;
         let secrets =
             SecretPatterns::new(&settings.secret_patterns).map_err(SandboxError::Pattern)?;
         let absolute = |dirs: &[PathBuf]| -> Vec<PathBuf> {
@@ -223,7 +225,8 @@ impl Policy {
             read: absolute(&settings.read),
             write: absolute(&settings.write),
             secrets,
-            allow_net: settings.allow_net.clone(),
+            allow_net,
+            resolver: Resolver::default(),
             limits: settings.limits.clone(),
             home,
             root,
@@ -240,9 +243,21 @@ impl Policy {
         &self.read_only
     }
 
-    /// Hosts commands may reach (empty: none).
-    pub fn allow_net(&self) -> &[String] {
+    /// Hosts commands may reach through the proxy (empty: none).
+    pub fn allow_net(&self) -> &Allowlist {
         &self.allow_net
+    }
+
+    /// The same policy with the proxy finding hosts through `resolver` (tests route a made-up
+    /// name to a listener of their own; nothing in configuration can set this).
+    #[doc(hidden)]
+    pub fn with_resolver(mut self, resolver: Resolver) -> Policy {
+        self.resolver = resolver;
+        self
+    }
+
+    pub(crate) fn resolver(&self) -> &Resolver {
+        &self.resolver
     }
 
     /// The resource limits.

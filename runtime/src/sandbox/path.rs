@@ -445,8 +445,13 @@ mod tests {
             Policy::for_workspace(Path::new("/no/such/dir"), &SandboxSettings::default()).is_err()
         );
         let f = fixture();
-        let settings =
-            SandboxSettings { allow_net: vec!["pypi.org".into()], ..SandboxSettings::default() };
-        assert!(Policy::for_workspace(&f.ws, &settings).is_err());
+        let net = |hosts: &[&str]| SandboxSettings {
+            allow_net: hosts.iter().map(|h| (*h).to_owned()).collect(),
+            ..SandboxSettings::default()
+        };
+        let policy = Policy::for_workspace(&f.ws, &net(&["pypi.org"])).unwrap();
+        assert!(policy.allow_net().allows("pypi.org", 443));
+        let err = Policy::for_workspace(&f.ws, &net(&["https://pypi.org/simple"])).unwrap_err();
+        assert!(err.to_string().contains("not a URL"), "{err}");
     }
 }

@@ -72,8 +72,14 @@ pub struct Output {
     pub cancelled: bool,
     /// What the walls refused, when known (limits reached, output cut, deadline).
     pub denied: Vec<String>,
-    /// Walls this machine could not put up for it (see [`super::capabilities`]).
+    /// Walls this machine could not put up for it (see [`super::capabilities`]), or, for a
+    /// command run outside the sandbox with the user's approval ([`run_outside`]), that it had
+    /// none.
     pub unconfined: Vec<String>,
+    /// With `[sandbox] allow_net`: what the checking proxy decided for each connection
+    /// (`allowed pypi.org:443 (151.101.0.223)`, `refused evil.example:443: not in [sandbox]
+    /// allow_net`); refusals are in [`Output::denied`] too. Empty without `allow_net`.
+    pub network: Vec<String>,
     /// How long it ran.
     pub elapsed: Duration,
 }
@@ -108,15 +114,58 @@ const PASSED_ENV: &[&str] = &[
     "LOGNAME",
 ];
 
-/// Runs a command under the policy: no network unless allowed, writes only to the root, the
-/// command's writable folders and a temporary folder of its own, rlimits and cgroups, the
-/// whole tree killed at the deadline or when `is_cancelled()` turns true.
+/// Runs a command under the policy: no network unless allowed (and then only through the
+/// checking proxy, see `proxy.rs`), writes only to the root, the command's writable folders
+/// and a temporary folder of its own, rlimits and cgroups, the whole tree killed at the
+/// deadline or when `is_cancelled()` turns true.
 pub fn run(
     policy: &Policy,
     cmd: &Command,
     is_cancelled: &dyn Fn() -> bool,
 ) -> Result<Output, SandboxError> {
+    execute(policy, cmd, is_cancelled, Walls::Up)
+}
+
+/// Runs a command *outside* the sandbox: no namespaces, Landlock, seccomp or hidden secrets,
+/// so it reaches the network and every file the user can. Only for a command the user approved
+/// (the agent's `run` tool asks the front end's approver; nothing the model or a repository
+/// says can call this). What stays: the small environment without API keys, the temporary
+/// `HOME`, rlimits and cgroups, the output cap and the deadline for the whole tree.
+pub fn run_outside(
+    policy: &Policy,
+    cmd: &Command,
+    is_cancelled: &dyn Fn() -> bool,
+) -> Result<Output, SandboxError> {
+    execute(policy, cmd, is_cancelled, Walls::Down)
+}
+
+/// Whether a command runs inside the walls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Walls {
+    /// Every wall this machine has.
+    Up,
+    /// None (the user approved this one command): limits, environment and deadline only.
+    Down,
+}
+
+/// The variables that point programs at the checking proxy.
+const PROXY_ENV: &[&str] =
+    &["HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"];
+
+fn execute(
+    policy: &Policy,
+    cmd: &Command,
+    is_cancelled: &dyn Fn() -> bool,
+    walls: Walls,
+) -> Result<Output, SandboxError> {
     let caps = capabilities();
+    let confined = walls == Walls::Up;
+    let proxied = confined && !policy.allow_net().is_empty();
+    if proxied && !caps.net_namespace {
+        return Err(SandboxError::Unsupported(
+            "[sandbox] allow_net needs a network namespace, which this machine does not give sift (see sift doctor); remove allow_net to run commands without any network".into(),
+        ));
+    }
     let limits = policy.limits();
     let started = Instant::now();
 
@@ -175,6 +224,15 @@ pub fn run(
         env.push((k.into(), v.display().to_string()));
     }
     env.extend(cmd.env.iter().cloned());
+    if proxied {
+        // Last, so that nothing the caller passed points elsewhere; NO_PROXY could not reach
+        // anything anyway (the namespace has only the proxy), it is emptied for clarity.
+        let url = format!("http://127.0.0.1:{}", super::proxy::PORT);
+        env.retain(|(k, _)| {
+            !PROXY_ENV.contains(&k.as_str()) && !k.eq_ignore_ascii_case("no_proxy")
+        });
+        env.extend(PROXY_ENV.iter().map(|k| ((*k).to_owned(), url.clone())));
+    }
 
     let mut read_dirs: Vec<PathBuf> = toolchains.into_iter().map(|(_, d)| d).collect();
     read_dirs.extend(policy.extra_read().iter().cloned());
@@ -190,11 +248,20 @@ pub fn run(
 
     let cgroup = RunCgroup::create(&caps, limits.processes, limits.memory)?;
     let mut plan = Plan { cgroups: cgroup.procs_files()?, ..Plan::default() };
-    if caps.net_namespace && policy.allow_net().is_empty() {
+    if confined && caps.net_namespace {
         plan.unshare |= libc::CLONE_NEWNET;
     }
+    // With allow_net the child listens for the proxy in its namespace and hands sift the socket.
+    let proxy_channel = if proxied {
+        let (ours, theirs) = std::os::unix::net::UnixStream::pair()
+            .map_err(|source| SandboxError::Setup { what: "the proxy's channel".into(), source })?;
+        plan.proxy = Some((theirs.into(), super::proxy::PORT));
+        Some(std::os::fd::OwnedFd::from(ours))
+    } else {
+        None
+    };
     let mut hidden = 0;
-    if caps.mount_namespace {
+    if confined && caps.mount_namespace {
         plan.unshare |= libc::CLONE_NEWNS;
         for file in secret_files(policy) {
             if let Ok(path) = CString::new(file.as_os_str().as_bytes()) {
@@ -230,18 +297,20 @@ pub fn run(
         let nproc = user_processes() + limits.processes;
         plan.rlimits.push((libc::RLIMIT_NPROC as Resource, nproc, nproc));
     }
-    plan.drop_capabilities = caps.root;
-    let abi = caps.landlock_abi.unwrap_or(0);
+    plan.drop_capabilities = confined && caps.root;
+    let abi = if confined { caps.landlock_abi.unwrap_or(0) } else { 0 };
+    let proxy_port = proxied.then_some(super::proxy::PORT);
     if abi > 0 {
-        plan.landlock = Some(landlock_ruleset(abi, &read_dirs, &write_dirs).map_err(|e| {
-            SandboxError::Setup {
-                what: "the Landlock ruleset".into(),
-                source: std::io::Error::other(e),
-            }
-        })?);
+        plan.landlock =
+            Some(landlock_ruleset(abi, &read_dirs, &write_dirs, proxy_port).map_err(|e| {
+                SandboxError::Setup {
+                    what: "the Landlock ruleset".into(),
+                    source: std::io::Error::other(e),
+                }
+            })?);
     }
-    if caps.seccomp {
-        plan.seccomp = seccomp_program(abi >= 9).map_err(|e| SandboxError::Setup {
+    if confined && caps.seccomp {
+        plan.seccomp = seccomp_program(abi >= 9, proxied).map_err(|e| SandboxError::Setup {
             what: "the seccomp filter".into(),
             source: std::io::Error::other(e),
         })?;
@@ -261,7 +330,25 @@ pub fn run(
     let mut child = command
         .spawn()
         .map_err(|source| SandboxError::Spawn { program: cmd.program.clone(), source })?;
+    // The child's end of the channel went into the closure: dropped with the command.
+    drop(command);
     let pgid = rustix::process::Pid::from_child(&child);
+    // `spawn` returned after the child's `exec`, so its listening socket is already sent.
+    let proxy = match &proxy_channel {
+        Some(chan) => match super::child::receive_listener(chan) {
+            Ok(listener) => Some(super::proxy::Proxy::start(
+                listener,
+                policy.allow_net().clone(),
+                policy.resolver().clone(),
+            )),
+            Err(source) => {
+                kill_tree(pgid, &cgroup, rustix::process::Signal::KILL);
+                let _ = child.wait();
+                return Err(SandboxError::Setup { what: "the checking proxy".into(), source });
+            }
+        },
+        None => None,
+    };
 
     let cap = limits.output;
     let out = child.stdout.take().map(|p| read_capped(p, cap));
@@ -307,6 +394,11 @@ pub fn run(
     // Whatever it left behind goes with it.
     kill_tree(pgid, &cgroup, rustix::process::Signal::KILL);
     cgroup.empty();
+    if let Some(proxy) = proxy {
+        let report = proxy.stop();
+        output.denied.extend(report.refused.iter().map(|r| format!("network: {r}")));
+        output.network = report.network;
+    }
 
     let collect = |reader: Option<std::sync::mpsc::Receiver<(Vec<u8>, bool)>>,
                    output: &mut Output| {
@@ -360,12 +452,17 @@ pub fn run(
         ));
     }
     cgroup.remove();
-    output.unconfined = caps
-        .walls()
-        .into_iter()
-        .filter(|w| w.state == WallState::Missing)
-        .map(|w| format!("{}: {}", w.name, w.how))
-        .collect();
+    output.unconfined = match walls {
+        Walls::Up => caps
+            .walls()
+            .into_iter()
+            .filter(|w| w.state == WallState::Missing)
+            .map(|w| format!("{}: {}", w.name, w.how))
+            .collect(),
+        Walls::Down => vec![
+            "every wall: run outside the sandbox with the user's approval (network, files and secrets were reachable; limits, environment and deadline applied)".into(),
+        ],
+    };
     drop(temp);
     Ok(output)
 }
@@ -513,13 +610,16 @@ fn locked_flags(dir: &Path) -> libc::c_ulong {
     keep
 }
 
+/// The Landlock ruleset: reads and writes as planned; no TCP at all, except connecting to the
+/// checking proxy's port (`proxy_port`, with `allow_net`) in the command's own namespace.
 fn landlock_ruleset(
     abi: i32,
     read: &[PathBuf],
     write: &[PathBuf],
+    proxy_port: Option<u16>,
 ) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
     use landlock::{
-        ABI, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
+        ABI, Access, AccessFs, AccessNet, NetPort, Ruleset, RulesetAttr, RulesetCreatedAttr, Scope,
         path_beneath_rules,
     };
     let all = AccessFs::from_all(ABI::V9);
@@ -532,20 +632,26 @@ fn landlock_ruleset(
     if abi >= 6 {
         ruleset = ruleset.scope(Scope::from_all(ABI::V9))?;
     }
-    ruleset
+    let mut created = ruleset
         .create()?
         .add_rules(path_beneath_rules(SYSTEM_READ, read_access))?
         .add_rules(path_beneath_rules(read, read_access))?
         .add_rules(path_beneath_rules(DEVICES, all))?
-        .add_rules(path_beneath_rules(write, all))
+        .add_rules(path_beneath_rules(write, all))?;
+    if let Some(port) = proxy_port.filter(|_| abi >= 4) {
+        created = created.add_rule(NetPort::new(port, AccessNet::ConnectTcp))?;
+    }
+    Ok(created)
 }
 
 /// The seccomp program: every socket refused but `AF_UNIX` ones (those too unless Landlock can
-/// confine them, `unix_ok`), and the calls that reach around the other walls (io_uring, which
-/// seccomp cannot see into; `setns`; `bpf`; the kernel keyring). `None` on an architecture
-/// seccompiler does not know.
+/// confine them, `unix_ok`) and, with `allow_net` (`inet_ok`), IPv4 and IPv6 ones, which in the
+/// command's namespace reach nothing but the checking proxy; and the calls that reach around
+/// the other walls (io_uring, which seccomp cannot see into; `setns`; `bpf`; the kernel
+/// keyring). `None` on an architecture seccompiler does not know.
 fn seccomp_program(
     unix_ok: bool,
+    inet_ok: bool,
 ) -> Result<Option<seccompiler::BpfProgram>, seccompiler::BackendError> {
     use seccompiler::{
         SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -561,15 +667,24 @@ fn seccomp_program(
         return Ok(None);
     };
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let socket_rule = if unix_ok {
-        vec![SeccompRule::new(vec![SeccompCondition::new(
-            0,
-            SeccompCmpArgLen::Dword,
-            SeccompCmpOp::Ne,
-            libc::AF_UNIX as u64,
-        )?])?]
-    } else {
+    // A socket call matches (and is refused) when its family is none of those allowed.
+    let mut allowed = Vec::new();
+    if unix_ok {
+        allowed.push(libc::AF_UNIX);
+    }
+    if inet_ok {
+        allowed.extend([libc::AF_INET, libc::AF_INET6]);
+    }
+    let socket_rule = if allowed.is_empty() {
         Vec::new()
+    } else {
+        let not_allowed = allowed
+            .iter()
+            .map(|&family| {
+                SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        vec![SeccompRule::new(not_allowed)?]
     };
     rules.insert(libc::SYS_socket, socket_rule);
     for nr in [

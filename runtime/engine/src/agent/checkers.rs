@@ -199,8 +199,9 @@ pub fn assess(s: &Session<'_>, cancel: &Cancel) -> (ToolOutput, Option<usize>) {
     (ToolOutput::ok(out), counted)
 }
 
-/// The workspace's files with the pending change applied, in a temporary folder.
-struct Scratch {
+/// The workspace's files with the pending change applied, in a temporary folder: where the
+/// checkers and the `run` tool's commands work, so that nothing they do reaches the workspace.
+pub(crate) struct Scratch {
     dir: tempfile::TempDir,
 }
 
@@ -208,7 +209,12 @@ impl Scratch {
     /// The most files copied (a bigger workspace is not copied for a check).
     const MAX_FILES: usize = 50_000;
 
-    fn build(s: &Session<'_>) -> std::io::Result<Scratch> {
+    /// The folder.
+    pub(crate) fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub(crate) fn build(s: &Session<'_>) -> std::io::Result<Scratch> {
         let dir = tempfile::Builder::new().prefix("sift-check-").tempdir()?;
         let files = s.files();
         if files.len() > Self::MAX_FILES {
@@ -271,17 +277,11 @@ fn run_one(
     let Some((program, args)) = checker.command.split_first() else {
         return Err("the checker has an empty command".into());
     };
-    let mut env = Vec::new();
-    let mut writable: Vec<PathBuf> = Vec::new();
-    if checker.format == Format::CargoJson {
-        // Build artifacts go to the workspace's own target folder, so a check reuses them.
-        let target = root.join("target");
-        env.push(("CARGO_TARGET_DIR".to_owned(), target.display().to_string()));
-        writable.push(target);
-        if let Some(home) = std::env::var_os("CARGO_HOME") {
-            env.push(("CARGO_HOME".to_owned(), home.to_string_lossy().into_owned()));
-        }
-    }
+    let (env, writable) = if checker.format == Format::CargoJson {
+        cargo_env(root)
+    } else {
+        (Vec::new(), Vec::new())
+    };
     let policy = policy.for_root(scratch.dir.path()).map_err(|e| e.to_string())?;
     let command = Command {
         program: program.clone(),
@@ -308,6 +308,17 @@ fn run_one(
         ));
     }
     Ok(problems)
+}
+
+/// For cargo in a scratch copy: build artifacts go to the workspace's own target folder, so a
+/// check reuses them (the variables to pass and the folder to make writable).
+pub(crate) fn cargo_env(root: &Path) -> (Vec<(String, String)>, Vec<PathBuf>) {
+    let target = root.join("target");
+    let mut env = vec![("CARGO_TARGET_DIR".to_owned(), target.display().to_string())];
+    if let Some(home) = std::env::var_os("CARGO_HOME") {
+        env.push(("CARGO_HOME".to_owned(), home.to_string_lossy().into_owned()));
+    }
+    (env, vec![target])
 }
 
 /// The problems in a checker's output; paths made relative to `dir`.

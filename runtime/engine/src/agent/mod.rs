@@ -1,7 +1,8 @@
 //! The coding agent: a loop over a [`LanguageModel`] with tools over sift's own index
 //! ([`tools`]), edits held in memory until the user accepts them ([`changes`]), the project's
 //! checkers and sift's reviewer in the loop ([`checkers`], the `review` tool), rules files
-//! ([`rules`]), budgets, cancellation, compaction by self-summary, a resumable transcript
+//! ([`rules`]), commands in the sandbox (the `run` tool; leaving it only with the user's
+//! approval, [`approval`]), budgets, cancellation, compaction by self-summary, a resumable transcript
 //! ([`transcript`]) and best-of-N ([`best`]).
 //!
 //! One run ([`run`]):
@@ -30,6 +31,7 @@ use sift_runtime::llm::{
     Cancel, ChatRequest, FinishReason, GenerationParams, LanguageModel, Message, Role, ToolSpec,
 };
 
+pub mod approval;
 pub mod best;
 pub mod changes;
 pub mod checkers;
@@ -192,9 +194,10 @@ pub const SYSTEM_PROMPT: &str = "You are sift's coding agent, working in the use
 through tools. Find your way with search, grep, outline and read before changing anything. \
 Change files only with edit, create and delete: your changes are shown to the user as a diff \
 and written only if they accept. After changing code, run check (and review for risky \
-changes) and fix what they report on your lines. Keep changes minimal and in the project's \
-style. When you are done, reply without calling a tool: say what you changed and why, or \
-answer the question, citing paths and lines.";
+changes) and fix what they report on your lines; run the project's tests with run when it \
+has them. Keep changes minimal and in the project's style. When you are done, reply without \
+calling a tool: say what you changed and why, or answer the question, citing paths and \
+lines.";
 
 /// The instruction for compaction.
 const SUMMARY_PROMPT: &str = "Summarise this work session so that you can continue it from \
@@ -504,7 +507,7 @@ fn shorten(text: &str, max: usize) -> String {
 fn summarize_args(args: &serde_json::Value) -> String {
     let Some(map) = args.as_object() else { return String::new() };
     let mut parts = Vec::new();
-    for key in ["path", "query", "pattern", "start_line", "end_line"] {
+    for key in ["path", "query", "pattern", "command", "start_line", "end_line"] {
         if let Some(v) = map.get(key) {
             let v = match v {
                 serde_json::Value::String(s) => shorten(s, 60),
@@ -512,6 +515,9 @@ fn summarize_args(args: &serde_json::Value) -> String {
             };
             parts.push(format!("{key}={v}"));
         }
+    }
+    if map.get("outside_sandbox") == Some(&serde_json::Value::Bool(true)) {
+        parts.push("outside_sandbox=true".into());
     }
     if map.contains_key("old_text") {
         let old = map["old_text"].as_str().unwrap_or("");

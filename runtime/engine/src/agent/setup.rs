@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 use sift_indexer::store::Store;
 use sift_runtime::sandbox::Policy;
 
+use super::approval::{Approver, Refuse};
 use super::checkers::{self, Checker};
 use super::rules::Rules;
 use super::tools::Session;
@@ -44,6 +45,9 @@ pub struct Setup {
     pub checkers: Vec<Checker>,
     /// `.sift/`, where transcripts and picks go.
     pub store: Store,
+    /// Answers for the user when a run asks to leave the sandbox (refuses unless the front end
+    /// set one up with [`Setup::with_approver`]).
+    approver: Box<dyn Approver>,
     root: PathBuf,
     /// Read once, on the first session: every session starts from the same rules.
     rules: OnceLock<Rules>,
@@ -63,6 +67,7 @@ impl Setup {
             policy: policy(root, config)?,
             checkers: checkers::detect(root),
             store: crate::store::open(root)?,
+            approver: Box::new(Refuse),
             root: root.to_path_buf(),
             rules: OnceLock::new(),
             notebook: OnceLock::new(),
@@ -74,6 +79,13 @@ impl Setup {
     /// server's, re-checked after every index update) instead of reading them again.
     pub fn with_notebook(self, book: crate::memory::Notebook) -> Setup {
         let _ = self.notebook.set(book);
+        self
+    }
+
+    /// The same setup with the front end's approver for commands outside the sandbox (the
+    /// CLI's `--allow-unsandboxed`, the editor's prompt).
+    pub fn with_approver(mut self, approver: Box<dyn Approver>) -> Setup {
+        self.approver = approver;
         self
     }
 
@@ -94,8 +106,10 @@ impl Setup {
             };
             Rules::load(&self.root, &files)
         });
-        let session =
+        let mut session =
             Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())?;
+        session.approver = &*self.approver;
+        session.store = Some(&self.store);
         let book = self.notebook.get_or_init(|| {
             let memory = crate::memory::Memory::open(&self.store);
             let code = crate::memory::IndexedCode::new(&workspace.index, &self.policy);

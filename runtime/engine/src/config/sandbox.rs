@@ -27,7 +27,7 @@ pub const SECTION: Section = Section {
             default: Default::List(&[]),
             env: None,
             in_files: true,
-            doc: "Hosts commands may reach; empty: no network at all. This version refuses any host here (the checking proxy is not built yet) rather than open the network. Not read from the repository's file.",
+            doc: "Hosts commands may reach, only through sift's checking proxy (`pypi.org`, `*.pythonhosted.org` for its subdomains, `example.com:8443`; ports 80 and 443 unless one is named; never a private or loopback address); empty: no network at all. Not read from the repository's file.",
         },
         Key {
             name: "secret_patterns",

@@ -20,6 +20,7 @@ use super::checkers::Checker;
 use super::rules::Rules;
 use crate::workspace::Workspace;
 
+mod command;
 mod edit;
 mod files;
 mod history;
@@ -143,6 +144,16 @@ pub fn specs() -> Vec<ToolSpec> {
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
         ),
         spec(
+            "run",
+            "Run a shell command (tests, a script) on a copy of the workspace with your pending change, in the sandbox: no network, writes stay in the copy. outside_sandbox (with why) asks the user to let it out.",
+            json!({"type": "object", "properties": {
+                "command": {"type": "string", "minLength": 1},
+                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 600},
+                "outside_sandbox": {"type": "boolean"},
+                "why": {"type": "string"}
+            }, "required": ["command"], "additionalProperties": false}),
+        ),
+        spec(
             "review",
             "Run sift's bug-finder on your pending change.",
             json!({"type": "object", "properties": {}, "additionalProperties": false}),
@@ -189,6 +200,11 @@ pub struct Session<'a> {
     pub changes: Changes,
     /// The checkers the `check` tool runs.
     pub checkers: &'a [Checker],
+    /// Answers for the user when the model asks to run a command outside the sandbox
+    /// ([`Refuse`](super::approval::Refuse) unless the front end set one up).
+    pub approver: &'a dyn super::approval::Approver,
+    /// `.sift/`, where requests to leave the sandbox are logged (none: not logged).
+    pub store: Option<&'a sift_indexer::store::Store>,
     /// The rules files (those that apply to paths the agent touched are added as it goes).
     pub rules: Rules,
     /// The workspace's memory notes, when there are any to read or to add to.
@@ -228,6 +244,8 @@ impl<'a> Session<'a> {
             policy,
             changes: Changes::new(),
             checkers,
+            approver: &super::approval::Refuse,
+            store: None,
             rules,
             memory: None,
             proposed: Vec::new(),
@@ -290,6 +308,7 @@ impl<'a> Session<'a> {
             "create" => edit::create(self, args),
             "delete" => edit::delete(self, args),
             "check" => super::checkers::check(self, cancel),
+            "run" => command::run(self, args, cancel),
             "review" => review::review(self),
             "history" => history::history(self, args),
             "recall" => memory::recall(self, args),
