@@ -77,6 +77,7 @@ test('package.json defaults match what the code assumes', () => {
     // widens the agent's sandbox must not come from an untrusted workspace.
     const pkg = readPackageJson() as unknown as { capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } } };
     assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), [
+        'sift.agent.checkers',
         'sift.embed.onnxruntime',
         'sift.index.indexSecrets',
         'sift.index.outsideLinks',

@@ -359,3 +359,52 @@ fn the_editor_asks_the_user_before_a_command_leaves_the_sandbox() {
     assert_eq!(log[1]["decision"], "approved");
     assert_eq!(log[1]["detail"], "the user, in the editor's prompt");
 }
+
+#[test]
+fn agent_configuration_sets_the_checkers_and_the_budget() {
+    let dir = repo();
+    write(
+        &dir.path().join("repo"),
+        ".sift/config.toml",
+        "[agent]\ncheckers = [\"echo util/clamp.py:3: error: flagged by the configured checker\"]\nmax_steps = 3\n",
+    );
+    let server = FakeServer::start([
+        edit_call(),
+        Reply::tool_calls(&[("c3", "check", "{}")]),
+        Reply::text(&["done"]),
+        Reply::text(&["never asked"]),
+    ])
+    .unwrap();
+    let out = agent(dir.path(), &server, &["tidy clamp"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    let third = requests[2].json();
+    let check = third["messages"].as_array().unwrap().iter().rev().find(|m| m["role"] == "tool");
+    let check = check.unwrap()["content"].as_str().unwrap();
+    assert!(
+        check.contains("echo: 1 problems on the lines you changed")
+            && check.contains("util/clamp.py:3: error: flagged by the configured checker"),
+        "{check}"
+    );
+
+    // max_steps = 3 is the run's budget; --max-steps overrides it.
+    let server = FakeServer::start([
+        Reply::tool_calls(&[("c1", "list", "{}")]),
+        Reply::tool_calls(&[("c2", "list", "{}")]),
+        Reply::tool_calls(&[("c3", "list", "{}")]),
+        Reply::text(&["done"]),
+    ])
+    .unwrap();
+    let out = agent(dir.path(), &server, &["look around"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the step budget (3) ran out"), "{}", stderr(&out));
+    let server = FakeServer::start([
+        Reply::tool_calls(&[("c1", "list", "{}")]),
+        Reply::tool_calls(&[("c2", "list", "{}")]),
+        Reply::tool_calls(&[("c3", "list", "{}")]),
+        Reply::text(&["done"]),
+    ])
+    .unwrap();
+    let out = agent(dir.path(), &server, &["--max-steps", "4", "look around"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+}

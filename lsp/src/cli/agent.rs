@@ -36,15 +36,15 @@ pub struct AgentArgs {
     /// Write the change to the files (without it nothing is written).
     #[arg(long)]
     apply: bool,
-    /// Most model turns.
-    #[arg(long, value_name = "N", default_value_t = Budget::default().max_steps)]
-    max_steps: usize,
-    /// Most tokens, prompts and answers summed.
-    #[arg(long, value_name = "N", default_value_t = Budget::default().max_tokens)]
-    max_tokens: u64,
-    /// Most seconds.
-    #[arg(long, value_name = "SECS", default_value_t = Budget::default().max_duration.as_secs())]
-    timeout: u64,
+    /// Most model turns [default: `[agent] max_steps`, 30].
+    #[arg(long, value_name = "N")]
+    max_steps: Option<usize>,
+    /// Most tokens, prompts and answers summed [default: `[agent] max_tokens`, 400000].
+    #[arg(long, value_name = "N")]
+    max_tokens: Option<u64>,
+    /// Most seconds [default: `[agent] timeout_secs`, 900].
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<u64>,
     /// Sampling temperature (0: greedy).
     #[arg(long, default_value_t = 0.0)]
     temperature: f32,
@@ -127,9 +127,11 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
 
     let options = Options {
         budget: Budget {
-            max_steps: args.max_steps,
-            max_tokens: args.max_tokens,
-            max_duration: std::time::Duration::from_secs(args.timeout),
+            max_steps: args.max_steps.unwrap_or(setup.budget.max_steps),
+            max_tokens: args.max_tokens.unwrap_or(setup.budget.max_tokens),
+            max_duration: args
+                .timeout
+                .map_or(setup.budget.max_duration, std::time::Duration::from_secs),
         },
         params: sift_runtime::llm::GenerationParams {
             temperature: args.temperature,

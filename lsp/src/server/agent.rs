@@ -191,7 +191,7 @@ impl Backend {
         });
 
         let n = params.n.unwrap_or(1).clamp(1, 8);
-        let max_steps = params.max_steps.unwrap_or(Budget::default().max_steps);
+        let max_steps = params.max_steps;
         let task = params.task.clone();
         let workspace = ws.clone();
         let run_cancel = cancel.clone();
@@ -370,7 +370,7 @@ fn run_blocking(
     unsaved: &BTreeMap<String, String>,
     task: &str,
     n: usize,
-    max_steps: usize,
+    max_steps: Option<usize>,
     cancel: &Cancel,
     tx: mpsc::UnboundedSender<Event>,
 ) -> anyhow::Result<Finished> {
@@ -382,8 +382,9 @@ fn run_blocking(
     if let Some(book) = workspace.notebook().clone() {
         setup = setup.with_notebook(book);
     }
-    let options =
-        Options { budget: Budget { max_steps, ..Budget::default() }, ..Options::default() };
+    // `[agent]`'s budget, with the request's maxSteps over it.
+    let budget = Budget { max_steps: max_steps.unwrap_or(setup.budget.max_steps), ..setup.budget };
+    let options = Options { budget, ..Options::default() };
     let mut on_event = |e: Event| {
         let _ = tx.send(e);
     };

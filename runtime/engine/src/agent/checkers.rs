@@ -65,6 +65,35 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Checker {
+    /// A configured checker (`[agent] checkers`): the command line runs through `sh -c`, and
+    /// its format is told by the program and flags it names: cargo or ruff with JSON output,
+    /// tsc, else `PATH:LINE: message` lines. Named after its program.
+    pub fn from_command_line(line: &str) -> Checker {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let program = words.first().map_or("", |w| w.rsplit('/').next().unwrap_or(w));
+        let has = |flag: &str| words.iter().any(|w| w.starts_with(flag));
+        let json = |flag: &str| {
+            words.windows(2).any(|w| w[0] == flag && w[1] == "json")
+                || words.iter().any(|w| *w == format!("{flag}=json"))
+        };
+        let format = match program {
+            "cargo" if json("--message-format") || has("--message-format=json") => {
+                Format::CargoJson
+            }
+            "ruff" if json("--output-format") => Format::RuffJson,
+            "tsc" => Format::Tsc,
+            _ => Format::Lines,
+        };
+        Checker {
+            name: if program.is_empty() { "checker".into() } else { program.to_owned() },
+            command: vec!["sh".into(), "-c".into(), line.to_owned()],
+            format,
+            timeout_secs: default_timeout(),
+        }
+    }
+}
+
 /// The checkers that fit `root`: `cargo check` for a Cargo workspace, `ruff` for Python
 /// projects when it is installed, `tsc` for TypeScript with a `tsconfig.json`, `go vet` for
 /// a Go module.
@@ -442,6 +471,22 @@ mod tests {
             Problem { path: "main.go".into(), line: 12, message: "unreachable code".into() }
         );
         assert_eq!(got[1].message, "error: x: y");
+    }
+
+    #[test]
+    fn configured_checkers_are_read_by_what_they_name() {
+        let c = Checker::from_command_line("cargo clippy --message-format=json -q");
+        assert_eq!((c.name.as_str(), c.format), ("cargo", Format::CargoJson));
+        assert_eq!(c.command, ["sh", "-c", "cargo clippy --message-format=json -q"]);
+        let c = Checker::from_command_line("ruff check --output-format json .");
+        assert_eq!(c.format, Format::RuffJson);
+        assert_eq!(Checker::from_command_line("ruff check .").format, Format::Lines);
+        assert_eq!(
+            Checker::from_command_line("node_modules/.bin/tsc --noEmit").format,
+            Format::Tsc
+        );
+        let c = Checker::from_command_line("mypy --strict src");
+        assert_eq!((c.name.as_str(), c.format), ("mypy", Format::Lines));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! What the agent's runs in one workspace share besides the model: the sandbox's policy (from
-//! the `[sandbox]` configuration, which nothing the model says reaches), the detected
-//! checkers, the rules files and the `.sift/` store their transcripts go to. The CLI and the
-//! language server build it here, so a run starts the same way from either.
+//! the `[sandbox]` configuration, which nothing the model says reaches), the checkers
+//! (`[agent] checkers`, else detected), the default budget, the rules files and the `.sift/`
+//! store their transcripts go to. The CLI and the language server build it here, so a run
+//! starts the same way from either.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -41,8 +42,10 @@ pub fn policy(
 pub struct Setup {
     /// The one policy for the runs' paths and commands.
     pub policy: Policy,
-    /// The checkers the `check` tool runs.
+    /// The checkers the `check` tool runs (`[agent] checkers`, else detected).
     pub checkers: Vec<Checker>,
+    /// The default budget of a run (`[agent]`; front ends override it with their flags).
+    pub budget: super::Budget,
     /// `.sift/`, where transcripts and picks go.
     pub store: Store,
     /// Answers for the user when a run asks to leave the sandbox (refuses unless the front end
@@ -63,9 +66,11 @@ impl Setup {
         root: &std::path::Path,
         config: &crate::config::Config,
     ) -> Result<Setup, SetupError> {
+        let agent = config.agent().map_err(|e| SetupError::Config(e.to_string()))?;
         Ok(Setup {
             policy: policy(root, config)?,
-            checkers: checkers::detect(root),
+            checkers: agent.checkers.unwrap_or_else(|| checkers::detect(root)),
+            budget: agent.budget,
             store: crate::store::open(root)?,
             approver: Box::new(Refuse),
             root: root.to_path_buf(),
@@ -134,4 +139,7 @@ pub enum SetupError {
     /// `.sift/`.
     #[error(transparent)]
     Store(#[from] sift_indexer::Error),
+    /// The `[agent]` configuration is invalid.
+    #[error("{0}")]
+    Config(String),
 }

@@ -21,10 +21,11 @@
 //! A file that cannot be read or parsed fails the whole load ([`ConfigError`]). A bad value
 //! fails only its section ([`Invalid`]: it names the layer, the table and the key), so a broken
 //! `[model]` does not stop indexing. Keys a strict section does not know are errors (`[index]`,
-//! `[embed]`, `[model]`); `[review]` and tables sift does not read are ignored, and listed by
+//! `[embed]`, `[model]`, `[agent]`); `[review]` and tables sift does not read are ignored, and listed by
 //! [`Config::ignored`]. The environment is read through a lookup function, so tests never
 //! touch the process environment.
 
+mod agent;
 mod embed;
 mod index;
 mod model;
@@ -35,14 +36,21 @@ pub mod spec;
 
 use std::path::{Path, PathBuf};
 
+pub use agent::AgentSettings;
 pub use review::ReviewSettings;
 pub use sift_runtime::llm::config::process_env;
 pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
 
 /// Every section, in the order `sift config show` lists them.
-pub const SECTIONS: [&Section; 5] =
-    [&index::SECTION, &embed::SECTION, &model::SECTION, &review::SECTION, &sandbox::SECTION];
+pub const SECTIONS: [&Section; 6] = [
+    &index::SECTION,
+    &embed::SECTION,
+    &model::SECTION,
+    &review::SECTION,
+    &sandbox::SECTION,
+    &agent::SECTION,
+];
 
 /// What a front end knows when it asks for the configuration.
 pub struct Inputs<'a> {

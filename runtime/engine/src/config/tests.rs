@@ -468,7 +468,10 @@ fn the_show_object_has_every_key_with_its_value_and_source() {
 fn the_schema_describes_every_key_files_may_set() {
     let schema = schema::json_schema();
     let tables = schema["properties"].as_object().unwrap();
-    assert_eq!(tables.keys().collect::<Vec<_>>(), ["embed", "index", "model", "review", "sandbox"]);
+    assert_eq!(
+        tables.keys().collect::<Vec<_>>(),
+        ["agent", "embed", "index", "model", "review", "sandbox"]
+    );
     for section in SECTIONS {
         let table = &tables[section.name];
         assert_eq!(
@@ -557,4 +560,30 @@ fn empty_text_is_unset() {
     assert_eq!(model.name, Setting::from(None, Source::Repo(f.repo_file())));
     assert_eq!(model.api_key_env.value, None);
     assert_eq!(config.embed().unwrap().model_name(), DEFAULT_MODEL);
+}
+
+#[test]
+fn agent_checkers_and_budget_come_from_the_files_and_the_editor() {
+    use crate::agent::checkers::Format;
+    let f = Fixture::new();
+    let agent = f.load().agent().unwrap();
+    assert_eq!(agent.checkers, None, "no checkers configured: detect them");
+    assert_eq!(agent.budget, crate::agent::Budget::default());
+
+    let f = Fixture::new()
+        .user("[agent]\nmax_steps = 12\n")
+        .repo("[agent]\ncheckers = [\"mypy --strict .\", \"cargo clippy --message-format=json\"]\ntimeout_secs = 60\n")
+        .editor(json!({"agent": {"max_tokens": 5000}}));
+    let agent = f.load().agent().unwrap();
+    let checkers = agent.checkers.unwrap();
+    assert_eq!(
+        checkers.iter().map(|c| (c.name.as_str(), c.format)).collect::<Vec<_>>(),
+        [("mypy", Format::Lines), ("cargo", Format::CargoJson)]
+    );
+    assert_eq!(agent.budget.max_steps, 12);
+    assert_eq!(agent.budget.max_tokens, 5000);
+    assert_eq!(agent.budget.max_duration, Duration::from_secs(60));
+
+    let f = Fixture::new().repo("[agent]\nmax_step = 3\n");
+    assert!(f.error().contains("max_step"), "{}", f.error());
 }
