@@ -252,6 +252,14 @@ fn cancelling_sift_agent_stops_the_run_and_the_server_lives_on() {
     assert!(bad["error"]["message"].as_str().unwrap().contains("task is empty"), "{bad}");
 }
 
+/// The repository, and a file of notes beside it (outside it).
+fn repo_and_outside_notes() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = repo();
+    let outside = dir.path().join("outside-notes.txt");
+    std::fs::write(&outside, "OUTSIDE-NOTES-5e2a\n").unwrap();
+    (dir, outside)
+}
+
 /// A model that asks to run `cat OUTSIDE` outside the sandbox, then finishes.
 fn escape_script(outside: &Path) -> FakeServer {
     let args = json!({"command": format!("cat {}", outside.display()),
@@ -281,9 +289,7 @@ fn unsandboxed_log(dir: &Path) -> Vec<Value> {
 
 #[test]
 fn a_command_leaves_the_sandbox_only_with_allow_unsandboxed_and_is_logged() {
-    let dir = repo();
-    let outside = dir.path().join("outside-notes.txt");
-    std::fs::write(&outside, "OUTSIDE-NOTES-5e2a\n").unwrap();
+    let (dir, outside) = repo_and_outside_notes();
 
     // Without the flag: refused, the model is told why, nothing ran.
     let server = escape_script(&outside);
@@ -316,9 +322,7 @@ fn a_command_leaves_the_sandbox_only_with_allow_unsandboxed_and_is_logged() {
 
 #[test]
 fn the_editor_asks_the_user_before_a_command_leaves_the_sandbox() {
-    let dir = repo();
-    let outside = dir.path().join("outside-notes.txt");
-    std::fs::write(&outside, "OUTSIDE-NOTES-5e2a\n").unwrap();
+    let (dir, outside) = repo_and_outside_notes();
 
     // The user dismisses the prompt: refused.
     let server = escape_script(&outside);

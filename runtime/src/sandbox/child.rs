@@ -155,8 +155,8 @@ fn close_with(fd: libc::c_int, err: io::Error) -> io::Error {
 /// stack data.
 fn listen_for_proxy(chan: libc::c_int, port: u16) -> io::Result<()> {
     // SAFETY: system calls on descriptors this function opens and on stack values that
-    // outlive the calls; `ifreq`, `sockaddr_in` and `msghdr` are plain C structs for which
-    // all-zero is a valid value.
+    // outlive the calls; `ifreq` and `sockaddr_in` are plain C structs for which all-zero is a
+    // valid value.
     unsafe {
         let s = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
         if s < 0 {
@@ -195,11 +195,8 @@ fn listen_for_proxy(chan: libc::c_int, port: u16) -> io::Result<()> {
         let mut byte = [0u8; 1];
         let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
         let mut control = Control([0; 64]);
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as _;
+        let room = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
+        let msg = one_byte_message(&mut iov, &mut control, room);
         let cmsg = libc::CMSG_FIRSTHDR(&raw const msg);
         (*cmsg).cmsg_level = libc::SOL_SOCKET;
         (*cmsg).cmsg_type = libc::SCM_RIGHTS;
@@ -217,6 +214,18 @@ fn listen_for_proxy(chan: libc::c_int, port: u16) -> io::Result<()> {
 #[repr(C, align(8))]
 struct Control([u8; 64]);
 
+/// A message carrying `iov` (one byte) with `room` bytes of `control` for a descriptor: what
+/// the child sends and the parent receives. No allocation (the child calls it after `fork`).
+fn one_byte_message(iov: &mut libc::iovec, control: &mut Control, room: usize) -> libc::msghdr {
+    // SAFETY: `msghdr` is a plain C struct for which all-zero is a valid value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = room as _;
+    msg
+}
+
 /// In the parent, once the child has started: the listening socket it sent over `chan`.
 pub(super) fn receive_listener(chan: &OwnedFd) -> io::Result<std::net::TcpListener> {
     use std::os::fd::FromRawFd;
@@ -226,11 +235,8 @@ pub(super) fn receive_listener(chan: &OwnedFd) -> io::Result<std::net::TcpListen
         let mut byte = [0u8; 1];
         let mut iov = libc::iovec { iov_base: byte.as_mut_ptr().cast(), iov_len: 1 };
         let mut control = Control([0; 64]);
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &raw mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.0.as_mut_ptr().cast();
-        msg.msg_controllen = control.0.len() as _;
+        let room = control.0.len();
+        let mut msg = one_byte_message(&mut iov, &mut control, room);
         let n = libc::recvmsg(
             chan.as_raw_fd(),
             &raw mut msg,
