@@ -210,6 +210,21 @@ impl Capabilities {
             (false, false) => (Missing, "neither network namespaces nor seccomp here: commands reach the network".into()),
         };
         wall("network", net.0, net.1);
+        let allowlist = match (self.net_namespace, abi >= 4) {
+            (true, true) => (
+                Enforced,
+                "only through sift's checking proxy, the one listener in the command's network namespace; Landlock allows TCP to its port alone".into(),
+            ),
+            (true, false) => (
+                Fallback,
+                format!("only through sift's checking proxy, the one listener in the command's network namespace (Landlock ABI {abi} < 4 cannot also pin the port)"),
+            ),
+            (false, _) => (
+                Missing,
+                "no network namespace here: [sandbox] allow_net is refused with an error rather than opening the network".into(),
+            ),
+        };
+        wall("hosts of [sandbox] allow_net", allowlist.0, allowlist.1);
         if abi >= 9 {
             wall(
                 "Unix sockets outside the workspace",
