@@ -129,6 +129,9 @@ pub struct StdioServer {
     /// The button a `window/showMessageRequest` is answered with (`None`: the user dismissed
     /// the message, `null`).
     pub message_action: Option<String>,
+    /// Whether `window/showMessageRequest` is answered at all (false: the user has not
+    /// looked yet; the request is only kept in `seen`).
+    pub answer_prompts: bool,
 }
 
 impl StdioServer {
@@ -196,6 +199,7 @@ impl StdioServer {
             seen: Vec::new(),
             log,
             message_action: None,
+            answer_prompts: true,
         }
     }
 
@@ -242,6 +246,10 @@ impl StdioServer {
         loop {
             let message = self.frames.recv_timeout(timeout).ok()?;
             if message.get("method").is_some() && message.get("id").is_some() {
+                if message["method"] == "window/showMessageRequest" && !self.answer_prompts {
+                    self.seen.push(message);
+                    continue;
+                }
                 let id = message["id"].clone();
                 let result = if message["method"] == "workspace/applyEdit" {
                     serde_json::json!({"applied": true})

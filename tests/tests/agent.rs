@@ -362,6 +362,31 @@ fn the_editor_asks_the_user_before_a_command_leaves_the_sandbox() {
     assert_eq!(log[0]["decision"], "refused");
     assert_eq!(log[1]["decision"], "approved");
     assert_eq!(log[1]["detail"], "the user, in the editor's prompt");
+    drop(lsp);
+
+    // The user has not answered yet and cancels the run: it stops at once, refused and logged.
+    let server = escape_script(&outside);
+    let mut lsp = lsp_for(dir.path(), &server);
+    lsp.answer_prompts = false;
+    let id = lsp.request_id("sift/agent", json!({"task": "read my notes"}));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !lsp.seen.iter().any(|m| m["method"] == "window/showMessageRequest") {
+        assert!(std::time::Instant::now() < deadline, "the user was never asked");
+        if let Some(m) = lsp.read(Duration::from_millis(200)) {
+            lsp.seen.push(m);
+        }
+    }
+    lsp.notify("$/cancelRequest", json!({"id": id}));
+    let response = lsp.response_to(&json!(id), Duration::from_secs(10)).expect("an answer");
+    assert_eq!(response["error"]["code"], -32800, "{response}");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while unsandboxed_log(dir.path()).len() < 3 {
+        assert!(std::time::Instant::now() < deadline, "the cancelled request was not logged");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let last = &unsandboxed_log(dir.path())[2];
+    assert_eq!(last["decision"], "refused");
+    assert!(last["detail"].as_str().unwrap().contains("cancelled"), "{last}");
 }
 
 #[test]

@@ -339,7 +339,7 @@ fn best_of(
 struct FlagApproval;
 
 impl agent::approval::Approver for FlagApproval {
-    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+    fn decide(&self, escape: &agent::approval::Escape, _: &Cancel) -> agent::approval::Decision {
         eprintln!(
             "  running outside the sandbox (--allow-unsandboxed): {}\n    because: {}",
             escape.command, escape.why

@@ -451,7 +451,7 @@ fn run_blocking(
 
 /// Asks the user in the editor (`window/showMessageRequest`) whether the command the agent
 /// asks to run outside the sandbox may run, each time; no answer within ten minutes, an
-/// editor that cannot ask, or any other choice is a refusal.
+/// editor that cannot ask, any other choice, or the run cancelled while it waits is a refusal.
 struct EditorPrompt {
     client: tower_lsp_server::Client,
     handle: tokio::runtime::Handle,
@@ -461,7 +461,11 @@ struct EditorPrompt {
 const RUN_OUTSIDE: &str = "Run outside the sandbox";
 
 impl agent::approval::Approver for EditorPrompt {
-    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+    fn decide(
+        &self,
+        escape: &agent::approval::Escape,
+        cancel: &Cancel,
+    ) -> agent::approval::Decision {
         use agent::approval::Decision;
         let message = format!(
             "sift's agent asks to run a command OUTSIDE the sandbox, with the network and every \
@@ -472,9 +476,22 @@ impl agent::approval::Approver for EditorPrompt {
             .map(|title| MessageActionItem { title: title.into(), properties: HashMap::new() });
         let asked =
             self.client.show_message_request(MessageType::WARNING, message, Some(actions.to_vec()));
+        let cancelled = async {
+            while !cancel.is_cancelled() {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+        };
         let answer = self.handle.block_on(async {
-            tokio::time::timeout(std::time::Duration::from_secs(600), asked).await
+            tokio::select! {
+                answer = tokio::time::timeout(std::time::Duration::from_secs(600), asked) => Some(answer),
+                () = cancelled => None,
+            }
         });
+        let Some(answer) = answer else {
+            return Decision::Refused {
+                why: "the run was cancelled while the user was asked".into(),
+            };
+        };
         match answer {
             Ok(Ok(Some(item))) if item.title == RUN_OUTSIDE => {
                 Decision::Approved { by: "the user, in the editor's prompt".into() }

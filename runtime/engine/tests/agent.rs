@@ -475,7 +475,7 @@ struct Answering {
 }
 
 impl agent::approval::Approver for Answering {
-    fn decide(&self, escape: &agent::approval::Escape) -> agent::approval::Decision {
+    fn decide(&self, escape: &agent::approval::Escape, _: &Cancel) -> agent::approval::Decision {
         self.asked.lock().unwrap().push(escape.clone());
         if self.approve {
             agent::approval::Decision::Approved { by: "the test".into() }

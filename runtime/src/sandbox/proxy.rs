@@ -261,7 +261,9 @@ impl Events {
 pub(super) struct Proxy {
     stop: Arc<AtomicBool>,
     events: Arc<Mutex<Events>>,
-    open: Arc<Mutex<Vec<TcpStream>>>,
+    /// The connections being relayed, by number, each the command's side and the host's:
+    /// shut down at [`Proxy::stop`], forgotten when they end.
+    open: Arc<Mutex<Open>>,
     accept: Option<std::thread::JoinHandle<()>>,
 }
 
@@ -279,7 +281,7 @@ impl Proxy {
     pub(super) fn start(listener: TcpListener, allow: Allowlist, resolver: Resolver) -> Proxy {
         let stop = Arc::new(AtomicBool::new(false));
         let events = Arc::new(Mutex::new(Events::default()));
-        let open = Arc::new(Mutex::new(Vec::new()));
+        let open = Arc::new(Mutex::new(Open::default()));
         let rules = Arc::new((allow, resolver));
         let accept = {
             let (stop, events, open) = (Arc::clone(&stop), Arc::clone(&events), Arc::clone(&open));
@@ -318,8 +320,9 @@ impl Proxy {
         if let Some(t) = self.accept.take() {
             let _ = t.join();
         }
-        for s in self.open.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
-            let _ = s.shutdown(Shutdown::Both);
+        for (a, b) in self.open.lock().unwrap_or_else(|p| p.into_inner()).streams.values() {
+            let _ = a.shutdown(Shutdown::Both);
+            let _ = b.shutdown(Shutdown::Both);
         }
         let events = self.events.lock().unwrap_or_else(|p| p.into_inner());
         let shown = |(line, _, n): &(String, bool, usize)| {
@@ -413,7 +416,7 @@ fn serve(
     allow: &Allowlist,
     resolver: &Resolver,
     events: &Mutex<Events>,
-    open: &Mutex<Vec<TcpStream>>,
+    open: &Mutex<Open>,
 ) {
     let log = |line: String, allowed: bool| {
         events.lock().unwrap_or_else(|p| p.into_inner()).push(line, allowed);
@@ -502,16 +505,30 @@ fn serve(
         return;
     }
     let (Ok(conn_r), Ok(up_r)) = (conn.try_clone(), up.try_clone()) else { return };
-    {
-        let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
-        if let (Ok(a), Ok(b)) = (conn.try_clone(), up.try_clone()) {
-            open.push(a);
-            open.push(b);
+    let id = match (conn.try_clone(), up.try_clone()) {
+        (Ok(a), Ok(b)) => {
+            let mut open = open.lock().unwrap_or_else(|p| p.into_inner());
+            open.next += 1;
+            let id = open.next;
+            open.streams.insert(id, (a, b));
+            Some(id)
         }
-    }
+        _ => None,
+    };
     let down = std::thread::spawn(move || pipe(up_r, conn));
     pipe(conn_r, up);
     let _ = down.join();
+    if let Some(id) = id {
+        open.lock().unwrap_or_else(|p| p.into_inner()).streams.remove(&id);
+    }
+}
+
+/// The connections being relayed (a command that opens thousands over its life holds only
+/// the live ones).
+#[derive(Default)]
+struct Open {
+    next: u64,
+    streams: std::collections::HashMap<u64, (TcpStream, TcpStream)>,
 }
 
 /// Copies until `from` ends, then ends `to`'s writing side.

@@ -10,6 +10,7 @@
 use serde::{Deserialize, Serialize};
 use sift_indexer::store::Store;
 use sift_indexer::store::jsonl::JsonlLog;
+use sift_runtime::llm::Cancel;
 
 /// A command the model asked to run outside the sandbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,8 +41,9 @@ pub enum Decision {
 /// Decides whether one command may run outside the sandbox: the front end's, never the
 /// model's.
 pub trait Approver: Send + Sync {
-    /// The user's decision on `escape` (may block while the user is asked).
-    fn decide(&self, escape: &Escape) -> Decision;
+    /// The user's decision on `escape` (may block while the user is asked; a run cancelled
+    /// meanwhile is a refusal, returned as soon as `cancel` says so).
+    fn decide(&self, escape: &Escape, cancel: &Cancel) -> Decision;
 }
 
 /// Refuses every request: the default, where the front end gave no approver.
@@ -49,7 +51,7 @@ pub trait Approver: Send + Sync {
 pub struct Refuse;
 
 impl Approver for Refuse {
-    fn decide(&self, _: &Escape) -> Decision {
+    fn decide(&self, _: &Escape, _: &Cancel) -> Decision {
         Decision::Refused {
             why: "commands outside the sandbox are not allowed in this run (only the user can \
                   allow them: `sift agent --allow-unsandboxed`, or the editor's prompt)"

@@ -51,7 +51,7 @@ pub fn run(s: &Session<'_>, args: &Value, cancel: &Cancel) -> ToolOutput {
                 "outside_sandbox needs why: say what the sandbox prevents and why the command needs it",
             );
         }
-        match s.approver.decide(&escape) {
+        match s.approver.decide(&escape, cancel) {
             Decision::Approved { by } => {
                 record.decision = "approved".into();
                 record.detail = by.clone();
