@@ -66,6 +66,18 @@ def questions(n):
     return out
 
 
+def send_stream(handler, events, finish):
+    """Answers the request as a streamed chat completion (SSE): `events`, then `finish`."""
+    events = events + [{"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}]
+    payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
+    data = payload.encode()
+    handler.send_response(200)
+    handler.send_header("Content-Type", "text/event-stream")
+    handler.send_header("Content-Length", str(len(data)))
+    handler.end_headers()
+    handler.wfile.write(data)
+
+
 class Oracle(http.server.BaseHTTPRequestHandler):
     """An OpenAI-compatible chat endpoint that replays a fixed policy."""
 
@@ -94,14 +106,7 @@ class Oracle(http.server.BaseHTTPRequestHandler):
                 answer = f"It is in {m.group(1)}." if m else "I did not find it."
             events = [{"choices": [{"index": 0, "delta": {"content": answer}, "finish_reason": None}]}]
             finish = "stop"
-        events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-        data = payload.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_stream(self, events, finish)
 
 
 def serve(policy, gold):
@@ -174,14 +179,7 @@ class Replay(http.server.BaseHTTPRequestHandler):
             answer = "Implemented it; the tests pass." if prompt else "Unknown task."
             events = [{"choices": [{"index": 0, "delta": {"content": answer}, "finish_reason": None}]}]
             finish = "stop"
-        events.append({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
-        payload = "".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n"
-        data = payload.encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        send_stream(self, events, finish)
 
 
 def run_tests(folder, ids):

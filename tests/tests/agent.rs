@@ -287,6 +287,16 @@ fn unsandboxed_log(dir: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The log after a refused request and an approved one (approved `by`).
+fn refused_then_approved(dir: &Path, by: &str) -> Vec<Value> {
+    let log = unsandboxed_log(dir);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(log[0]["decision"], "refused");
+    assert_eq!(log[1]["decision"], "approved");
+    assert_eq!(log[1]["detail"], by);
+    log
+}
+
 #[test]
 fn a_command_leaves_the_sandbox_only_with_allow_unsandboxed_and_is_logged() {
     let (dir, outside) = repo_and_outside_notes();
@@ -311,11 +321,7 @@ fn a_command_leaves_the_sandbox_only_with_allow_unsandboxed_and_is_logged() {
     assert!(err.contains("running outside the sandbox (--allow-unsandboxed)"), "{err}");
     assert!(err.contains("because: the notes are outside the repository"), "{err}");
 
-    let log = unsandboxed_log(dir.path());
-    assert_eq!(log.len(), 2, "{log:?}");
-    assert_eq!(log[0]["decision"], "refused");
-    assert_eq!(log[1]["decision"], "approved");
-    assert_eq!(log[1]["detail"], "--allow-unsandboxed");
+    let log = refused_then_approved(dir.path(), "--allow-unsandboxed");
     assert_eq!(log[1]["status"], 0);
     assert_eq!(log[1]["task"], "read my notes");
 }
@@ -357,11 +363,7 @@ fn the_editor_asks_the_user_before_a_command_leaves_the_sandbox() {
     assert_eq!(response["result"]["stop"], "done", "{response}");
     let answer = run_answer(&server);
     assert!(answer.contains("OUTSIDE-NOTES-5e2a"), "{answer}");
-    let log = unsandboxed_log(dir.path());
-    assert_eq!(log.len(), 2, "{log:?}");
-    assert_eq!(log[0]["decision"], "refused");
-    assert_eq!(log[1]["decision"], "approved");
-    assert_eq!(log[1]["detail"], "the user, in the editor's prompt");
+    refused_then_approved(dir.path(), "the user, in the editor's prompt");
     drop(lsp);
 
     // The user has not answered yet and cancels the run: it stops at once, refused and logged.
