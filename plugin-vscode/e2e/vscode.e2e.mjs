@@ -17,7 +17,8 @@
 // agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
 // agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
 // memory-delete-confirm.png, memory-deleted.png, memory-remembered.png, agent-note-confirm.png,
-// agent-note-remembered.png; failure.png when a step fails).
+// agent-note-remembered.png, agent-outside-prompt.png, agent-outside-approved.png; failure.png
+// when a step fails).
 //
 // Run: SIFT_E2E_VSCODE=1 bash scripts/test.sh, or after a build:
 //   bash e2e/setup.sh && node --test e2e/vscode.e2e.mjs
@@ -148,6 +149,20 @@ const AGENT_SCRIPT = {
                 },
             },
             final: 'Proposed a note on how invoice numbers are made.',
+        },
+        {
+            // A task that says "exchange rates" asks to run a command outside the sandbox: the
+            // editor must ask the user (window/showMessageRequest) before anything runs.
+            when: 'exchange rates',
+            tool: {
+                name: 'run',
+                arguments: {
+                    command: 'echo fetched > "$HOME/../rates-fetched.txt"; echo RATES-FETCHED',
+                    outside_sandbox: true,
+                    why: 'the rates come from the bank over the network',
+                },
+            },
+            final: 'Fetched the exchange rates.',
         },
     ],
 };
@@ -584,6 +599,36 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         );
         await page.waitForTimeout(500);
         await shot('agent-note-remembered.png');
+
+        // The agent asks to run a command outside the sandbox: VS Code shows sift's question with
+        // its two buttons, the command and the model's reason; nothing runs before the answer.
+        // Keeping it in the sandbox refuses; the next ask, let out, runs it, and both are logged.
+        const unsandboxedLog = path.join(workspace, '.sift', 'agent', 'unsandboxed.jsonl');
+        const askOutside = async () => {
+            await page.keyboard.press('Escape');
+            await runCommand('Sift: Ask Agent');
+            await page.locator('.quick-input-widget', { hasText: 'What should the agent do?' }).waitFor({ state: 'visible', timeout: 15000 });
+            await taskInput.fill('update the exchange rates');
+            await page.keyboard.press('Enter');
+            const prompt = page.locator('.notifications-toasts .notification-toast', { hasText: 'OUTSIDE the sandbox' });
+            await prompt.waitFor({ timeout: 60000 });
+            assert.match(text(await prompt.textContent()), /the rates come from the bank over the network/);
+            return prompt;
+        };
+        let prompt = await askOutside();
+        await page.waitForTimeout(300);
+        await shot('agent-outside-prompt.png');
+        assert.ok(!fs.existsSync(unsandboxedLog), 'nothing is logged or run before the user answers');
+        await prompt.locator('.monaco-button', { hasText: 'Keep it in the sandbox' }).click();
+        await viewRow(/not run: the user did not let this command leave the sandbox/).waitFor({ timeout: 60000 });
+        prompt = await askOutside();
+        await prompt.locator('.monaco-button', { hasText: 'Run outside the sandbox' }).click();
+        await viewRow(/outside the sandbox: approved by the user/).waitFor({ timeout: 60000 });
+        await page.waitForTimeout(300);
+        await shot('agent-outside-approved.png');
+        const decisions = fs.readFileSync(unsandboxedLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+        assert.deepEqual(decisions.map((d) => d.decision), ['refused', 'approved']);
+        assert.equal(decisions[1].status, 0);
         t.diagnostic(`fake model: ${modelLog.trim().split('\n').join(' | ')}`);
 
         // The server crashes: the extension restarts it and search works again.

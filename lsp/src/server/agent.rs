@@ -467,9 +467,10 @@ impl agent::approval::Approver for EditorPrompt {
         cancel: &Cancel,
     ) -> agent::approval::Decision {
         use agent::approval::Decision;
+        // One paragraph: editors show a notification's text without its line breaks.
         let message = format!(
-            "sift's agent asks to run a command OUTSIDE the sandbox, with the network and every \
-             file you can reach:\n\n{}\n\nIts reason: {}",
+            "sift's agent asks to run this command OUTSIDE the sandbox, with the network and \
+             every file you can reach: “{}”. Its reason: {}",
             escape.command, escape.why
         );
         let actions = [RUN_OUTSIDE, "Keep it in the sandbox"]
