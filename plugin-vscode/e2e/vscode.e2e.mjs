@@ -383,6 +383,10 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await shot('memory-view.png');
 
         // The code lens above compute_invoice_total (sift.memory.show) opens the note it counts.
+        // VS Code asks for an editor's code lenses only while its text has focus (its lens
+        // request is cancelled on blur and scheduled again on focus): the palette commands above
+        // took the focus away right after the file opened, so click into it as a user would.
+        await page.locator('.editor-group-container .monaco-editor .view-lines').first().click();
         const lens = page.locator('.codelens-decoration a', { hasText: '1 sift note' }).first();
         await lens.waitFor({ timeout: 20000 });
         await lens.click();
