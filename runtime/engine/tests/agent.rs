@@ -567,6 +567,23 @@ fn the_run_tool_works_on_a_copy_and_leaves_the_sandbox_only_when_the_user_approv
     let again = call(&mut session, serde_json::json!({"command": read_outside}));
     assert!(!again.text.contains("OUTSIDE-7c1d"), "{}", again.text);
 
+    // Attacks from inside end at the walls and the session goes on: an endless loop at its
+    // deadline, a flood of output at the cap.
+    let endless = call(
+        &mut session,
+        serde_json::json!({"command": "while :; do :; done", "timeout_secs": 1}),
+    );
+    assert!(endless.text.starts_with("timed out"), "{}", endless.text);
+    assert!(endless.text.contains("the sandbox stopped: deadline"), "{}", endless.text);
+    let flood = call(&mut session, serde_json::json!({"command": "yes | head -c 1000000000"}));
+    assert!(flood.text.contains("the sandbox stopped: output over"), "{}", flood.text);
+    let alive = call(&mut session, serde_json::json!({"command": "echo alive"}));
+    assert!(
+        alive.text.starts_with("exit status 0") && alive.text.contains("alive"),
+        "{}",
+        alive.text
+    );
+
     // Every request is logged with its outcome (the one without a reason never was asked).
     let logged = agent::approval::logged(&store);
     let decisions: Vec<(&str, &str, Option<i32>)> =
