@@ -418,24 +418,22 @@ fn agent_configuration_sets_the_checkers_and_the_budget() {
         "{check}"
     );
 
-    // max_steps = 3 is the run's budget; --max-steps overrides it.
-    let server = FakeServer::start([
-        Reply::tool_calls(&[("c1", "list", "{}")]),
-        Reply::tool_calls(&[("c2", "list", "{}")]),
-        Reply::tool_calls(&[("c3", "list", "{}")]),
-        Reply::text(&["done"]),
-    ])
-    .unwrap();
+    // max_steps = 3 is the run's budget; --max-steps overrides it. A model that looks around
+    // three times, then answers:
+    let looks_around = || {
+        FakeServer::start([
+            Reply::tool_calls(&[("c1", "list", "{}")]),
+            Reply::tool_calls(&[("c2", "list", "{}")]),
+            Reply::tool_calls(&[("c3", "list", "{}")]),
+            Reply::text(&["done"]),
+        ])
+        .unwrap()
+    };
+    let server = looks_around();
     let out = agent(dir.path(), &server, &["look around"]);
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("the step budget (3) ran out"), "{}", stderr(&out));
-    let server = FakeServer::start([
-        Reply::tool_calls(&[("c1", "list", "{}")]),
-        Reply::tool_calls(&[("c2", "list", "{}")]),
-        Reply::tool_calls(&[("c3", "list", "{}")]),
-        Reply::text(&["done"]),
-    ])
-    .unwrap();
+    let server = looks_around();
     let out = agent(dir.path(), &server, &["--max-steps", "4", "look around"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
