@@ -102,6 +102,46 @@ impl Layout {
 
     /// Declares that this process keeps the index fresh until the guard is dropped.
     pub fn watch(&self) -> Result<WatchGuard> {
+        let (path, file) = self.open_watch_lock()?;
+        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
+        Ok(WatchGuard { _file: file })
+    }
+
+    /// As [`Layout::watch`], but only when no other process keeps the index fresh already
+    /// (`None` then): for a watcher that a search leaves behind, of which one is enough.
+    pub fn watch_alone(&self) -> Result<Option<WatchGuard>> {
+        let (path, file) = self.open_watch_lock()?;
+        // A search's `is_watched` holds the lock for an instant: try a few times.
+        let mut tries = 0;
+        loop {
+            match file.try_lock() {
+                Ok(()) => break,
+                Err(std::fs::TryLockError::WouldBlock) if tries < 3 => tries += 1,
+                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
+                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
+            }
+            std::thread::sleep(std::time::Duration::from_millis(30));
+        }
+        // Shared from here, so that `sift lsp` can join; a search meanwhile sees it held.
+        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
+        Ok(Some(WatchGuard { _file: file }))
+    }
+
+    /// Records that a search relied on a watcher (the lock file's modification time), which
+    /// keeps a watcher with an idle limit alive (see [`Layout::last_use`]). Best effort.
+    pub fn note_use(&self) {
+        let now = std::time::SystemTime::now();
+        if let Ok(file) = std::fs::OpenOptions::new().write(true).open(self.watch_lock()) {
+            let _ = file.set_modified(now);
+        }
+    }
+
+    /// When a search last relied on a watcher ([`Layout::note_use`]), if ever.
+    pub fn last_use(&self) -> Option<std::time::SystemTime> {
+        std::fs::metadata(self.watch_lock()).and_then(|m| m.modified()).ok()
+    }
+
+    fn open_watch_lock(&self) -> Result<(PathBuf, std::fs::File)> {
         let path = self.watch_lock();
         let file = std::fs::OpenOptions::new()
             .create(true)
@@ -109,8 +149,7 @@ impl Layout {
             .write(true)
             .open(&path)
             .map_err(|e| Error::io("create", &path, e))?;
-        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
-        Ok(WatchGuard { _file: file })
+        Ok((path, file))
     }
 }
 

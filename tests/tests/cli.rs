@@ -265,3 +265,65 @@ fn index_watch_keeps_the_index_fresh_and_search_trusts_it() {
     let out = run(&["search", "--path", &root, "--json", "written_after_the_watcher"]);
     assert_eq!(json_lines(&out)[0]["path"], "src/after.rs", "{}", stderr(&out));
 }
+
+/// Whether some process holds `.sift/watch.lock` (a watcher keeps the index fresh).
+fn watched(root: &std::path::Path) -> bool {
+    let Ok(file) = std::fs::File::open(root.join(".sift/watch.lock")) else { return false };
+    match file.try_lock() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        Err(e) => panic!("{e:?}"),
+    }
+}
+
+/// Polls `ready` every 50 ms for up to 30 s.
+fn eventually(mut ready: impl FnMut() -> bool) -> bool {
+    (0..600).any(|_| {
+        let ok = ready();
+        if !ok {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        ok
+    })
+}
+
+#[test]
+fn a_search_can_leave_one_watcher_behind_that_stops_once_unused() {
+    let dir = tree();
+    let root = dir.path().to_str().unwrap().to_string();
+    let log = dir.path().join(".sift/logs/watch.log");
+    let out = run(&["search", "--path", &root, "--keep-watching", "3", "helper"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("left a watcher keeping the index fresh"), "{}", stderr(&out));
+    assert!(
+        eventually(|| std::fs::read_to_string(&log).is_ok_and(|l| l.contains("watching "))),
+        "the watcher did not start: {:?}",
+        std::fs::read_to_string(&log)
+    );
+    assert!(watched(dir.path()));
+    // A second search asking for one finds it there and starts no other.
+    let out = run(&["search", "--path", &root, "--keep-watching", "3", "helper"]);
+    assert!(!stderr(&out).contains("left a watcher"), "{}", stderr(&out));
+    // Searches now trust the watcher (and keep it alive), and what it indexes they find.
+    write(dir.path(), "src/watched.rs", "pub fn picked_up_by_the_left_watcher() {}\n");
+    let found = eventually(|| {
+        let out = sift_tests::sift()
+            .args(["search", "--path", &root, "--json", "picked_up_by_the_left_watcher"])
+            .env("SIFT_LOG", "debug")
+            .output()
+            .unwrap();
+        assert!(stderr(&out).contains("kept fresh by a watching sift process"), "{}", stderr(&out));
+        json_lines(&out).first().is_some_and(|h| h["path"] == "src/watched.rs")
+    });
+    assert!(found, "the watcher did not index the new file");
+    // Unused, it stops by itself and says why.
+    assert!(eventually(|| !watched(dir.path())), "the watcher is still running");
+    assert!(std::fs::read_to_string(&log).unwrap().contains("stopped watching: no search"));
+    // A repository's own file cannot start one.
+    write(dir.path(), ".sift/config.toml", "[index]\nkeep_watching_secs = 60\n");
+    let out = run(&["search", "--path", &root, "helper"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("cannot start background processes"), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("left a watcher"), "{}", stderr(&out));
+    assert!(!watched(dir.path()));
+}

@@ -37,6 +37,11 @@ pub struct IndexArgs {
     /// interrupted). While it runs, `sift search` skips its own check for changes.
     #[arg(long, conflicts_with = "json")]
     watch: bool,
+    /// With --watch: stop once no `sift search` has relied on this watcher for SECS seconds,
+    /// and do nothing when another sift process keeps the index fresh already (what a search
+    /// started with --keep-watching runs).
+    #[arg(long, requires = "watch", value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..))]
+    idle_exit: Option<u64>,
 }
 
 /// Runs `sift index`.
@@ -44,6 +49,24 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let root = args.positional.clone().unwrap_or_else(|| args.repo.root());
     let opts = super::update_options(&root, &args.walk)?;
     let store = sift_engine::store::open(&root)?;
+    let idle = args.idle_exit.map(std::time::Duration::from_secs);
+    // One watcher with an idle limit is enough: claim the lock before doing any work.
+    let alone = match idle {
+        Some(_) => match sift_indexer::Layout::new(&store).watch_alone()? {
+            Some(guard) => Some(guard),
+            None => {
+                #[allow(clippy::print_stdout)]
+                {
+                    println!(
+                        "another sift process keeps {} fresh already; not watching",
+                        root.display()
+                    );
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
+        },
+        None => None,
+    };
     let (index, notice) = if args.rebuild {
         (CodeIndex::rebuild(&store)?, None)
     } else {
@@ -85,15 +108,24 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         }
     }
     if args.watch {
-        watch(&index, &opts)?;
+        let guard = match alone {
+            Some(guard) => guard,
+            None => index.layout().watch()?,
+        };
+        watch(&index, &opts, guard, idle)?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Updates the index whenever files change, until the process is interrupted.
+/// Updates the index whenever files change, until the process is interrupted, or, with an
+/// `idle` limit, until no search has relied on the watcher for that long.
 #[allow(clippy::print_stdout)]
-fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
-    let _guard = index.layout().watch()?;
+fn watch(
+    index: &CodeIndex,
+    opts: &sift_indexer::UpdateOptions,
+    _guard: sift_indexer::WatchGuard,
+    idle: Option<std::time::Duration>,
+) -> Result<()> {
     let (tx, rx) = std::sync::mpsc::channel::<Change>();
     let _watcher = watch_tree(index.root(), move |change| {
         // Notes are not indexed: nothing to update for them here.
@@ -101,8 +133,41 @@ fn watch(index: &CodeIndex, opts: &sift_indexer::UpdateOptions) -> Result<()> {
             let _ = tx.send(change);
         }
     })?;
-    println!("watching {} for changes (Ctrl-C to stop)", index.root().display());
-    while let Ok(first) = rx.recv() {
+    // What changed after the update above and before the watcher started.
+    if let Err(e) = index.refresh(opts, &sift_indexer::NoProgress) {
+        eprintln!("warning: {e}");
+    }
+    match idle {
+        None => println!("watching {} for changes (Ctrl-C to stop)", index.root().display()),
+        Some(limit) => println!(
+            "watching {} for changes until no search has used it for {} s",
+            index.root().display(),
+            limit.as_secs()
+        ),
+    }
+    let started = std::time::SystemTime::now();
+    let layout = index.layout();
+    let idle_for = || {
+        let last = layout.last_use().map_or(started, |used| used.max(started));
+        last.elapsed().unwrap_or_default()
+    };
+    loop {
+        let first = match idle {
+            None => rx.recv().ok(),
+            Some(limit) => match rx.recv_timeout(std::time::Duration::from_secs(1).min(limit)) {
+                Ok(change) => Some(change),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if idle_for() < limit => continue,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    println!(
+                        "stopped watching: no search used this watcher for {} s",
+                        limit.as_secs()
+                    );
+                    None
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
+            },
+        };
+        let Some(first) = first else { break };
         // Gather what else arrived meanwhile into one update.
         let mut rescan = false;
         let mut paths = Vec::new();

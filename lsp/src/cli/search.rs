@@ -34,8 +34,13 @@ pub struct SearchArgs {
     #[arg(long, value_name = "N")]
     max_per_file: Option<usize>,
     /// Search the index as it is, without checking the tree for changes first.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "keep_watching")]
     no_refresh: bool,
+    /// After answering, leave a watcher (`sift index --watch`) running in the background so
+    /// that later searches skip the check; it stops after SECS seconds without a search
+    /// [default: `[index] keep_watching_secs`, 0: none].
+    #[arg(long, value_name = "SECS")]
+    keep_watching: Option<u64>,
 }
 
 /// Runs `sift search`.
@@ -66,7 +71,69 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if hits.is_empty() && !args.json {
         eprintln!("no results for {query:?}");
     }
+    // The answer is out; only a search that checked the tree itself leaves a watcher.
+    if refresh {
+        keep_watching(&root, &args)?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Starts `sift index --watch --idle-exit SECS` in the background when the configuration (or
+/// `--keep-watching`) asks for it: its own process group, no terminal, output to
+/// `.sift/logs/watch.log`. A bad setting is a warning: the search has answered already.
+fn keep_watching(root: &std::path::Path, args: &SearchArgs) -> Result<()> {
+    let mut flags = args.walk.flags();
+    if let Some(secs) = args.keep_watching {
+        flags.push(sift_engine::config::Flag {
+            section: "index",
+            key: "keep_watching_secs",
+            flag: "--keep-watching",
+            value: toml::Value::Integer(i64::try_from(secs).unwrap_or(i64::MAX)),
+        });
+    }
+    let idle = match super::load_config(root, &flags)?.keep_watching() {
+        Ok(Some(idle)) => idle,
+        Ok(None) => return Ok(()),
+        Err(invalid) => {
+            eprintln!("warning: {invalid}; no watcher left running");
+            return Ok(());
+        }
+    };
+    let store = sift_engine::store::open(root)?;
+    let logs = store.path(&sift_indexer::store::LOGS);
+    std::fs::create_dir_all(&logs).map_err(|e| Error::io("create", &logs, e))?;
+    let log_path = logs.join("watch.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .map_err(|e| Error::io("open", &log_path, e))?;
+    let mut command = std::process::Command::new(std::env::current_exe()?);
+    command
+        .args(["index", "--watch", "--quiet", "--idle-exit", &idle.as_secs().to_string()])
+        .arg("--path")
+        .arg(root);
+    if let Some(max) = args.walk.max_file_size {
+        command.args(["--max-file-size", &max.to_string()]);
+    }
+    if args.walk.no_follow_symlinks {
+        command.arg("--no-follow-symlinks");
+    }
+    use std::os::unix::process::CommandExt;
+    let child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        // Not in the terminal's process group: Ctrl-C on a later command does not reach it.
+        .process_group(0)
+        .spawn()?;
+    eprintln!(
+        "note: left a watcher keeping the index fresh (pid {}; it stops after {} s without a search; log {})",
+        child.id(),
+        idle.as_secs(),
+        log_path.display()
+    );
+    Ok(())
 }
 
 /// The index of `root`: as it is with `no_refresh` (an error when there is none), else brought
@@ -95,6 +162,8 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
         && let Some(index) = CodeIndex::open(&store)?
     {
         tracing::debug!("the index is kept fresh by a watching sift process; not walking the tree");
+        // Keeps a watcher that a search left behind alive.
+        sift_indexer::Layout::new(&store).note_use();
         return Ok(index);
     }
     let (index, notice) = CodeIndex::open_or_create(&store)?;

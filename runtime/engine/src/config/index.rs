@@ -50,6 +50,14 @@ pub const SECTION: Section = Section {
             doc: "Files indexed although they match [sandbox] secret_patterns (globs, as there); every other secret file is skipped and counted (sift status). Not read from the repository's file.",
         },
         Key {
+            name: "keep_watching_secs",
+            kind: Kind::Count { min: 0, max: 86_400 },
+            default: Default::Count(0),
+            env: None,
+            in_files: true,
+            doc: "After a `sift search` that had to check the tree for changes itself, leave a `sift index --watch` running in the background (one per repository, log in .sift/logs/watch.log) until no search has used it for this many seconds; later searches then skip the check. 0: never. `sift search --keep-watching SECS` overrides it. Not read from the repository's file.",
+        },
+        Key {
             name: "threads",
             kind: Kind::Count { min: 0, max: u64::MAX },
             default: Default::Computed {
@@ -103,6 +111,23 @@ impl Config {
             secret_exceptions,
             outside_links: s.list("outside_links"),
         })
+    }
+
+    /// How long a watcher that a `sift search` leaves behind may stay idle (`None`: leave none).
+    /// A repository's own file cannot ask for one: a clone does not start background processes.
+    pub fn keep_watching(&self) -> Result<Option<Duration>, Invalid> {
+        let s = self.section(&SECTION)?;
+        let key = "keep_watching_secs";
+        if let source @ Source::Repo(_) = s.source(key) {
+            return Err(Invalid {
+                origin: source,
+                section: SECTION.name,
+                key: Some(key.to_owned()),
+                reason: "a repository cannot start background processes on your machine: set it in your user file (~/.config/sift/config.toml) or pass --keep-watching".into(),
+            });
+        }
+        let secs = s.count(key);
+        Ok((secs > 0).then(|| Duration::from_secs(secs)))
     }
 
     /// How an update runs: [`Config::index`], the worker threads, and the commit interval

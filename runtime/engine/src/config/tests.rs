@@ -272,7 +272,7 @@ fn bad_values_name_the_file_the_table_and_the_key() {
         ),
         (
             "[index]\nmax_file_sise = 3\n",
-            "[index] max_file_sise: unknown key (known: max_file_size, follow_symlinks, outside_links, index_secrets)",
+            "[index] max_file_sise: unknown key (known: max_file_size, follow_symlinks, outside_links, index_secrets, keep_watching_secs)",
         ),
         ("[index]\nthreads = 3\n", "[index] threads: set by SIFT_THREADS only"),
         (
@@ -586,4 +586,25 @@ fn agent_checkers_and_budget_come_from_the_files_and_the_editor() {
 
     let f = Fixture::new().repo("[agent]\nmax_step = 3\n");
     assert!(f.error().contains("max_step"), "{}", f.error());
+}
+
+#[test]
+fn only_the_user_or_a_flag_can_leave_a_watcher_running() {
+    let secs = |f: &Fixture| f.load().keep_watching().map_err(|e| e.to_string());
+    assert_eq!(secs(&Fixture::new()), Ok(None), "none by default");
+    let f = Fixture::new().user("[index]\nkeep_watching_secs = 600\n");
+    assert_eq!(secs(&f), Ok(Some(Duration::from_secs(600))));
+    let f = Fixture::new()
+        .user("[index]\nkeep_watching_secs = 600\n")
+        .repo("[index]\nkeep_watching_secs = 0\n");
+    // A repository's value is refused, even 0 over the user's 600.
+    let err = secs(&f).unwrap_err();
+    assert!(
+        err.contains("keep_watching_secs") && err.contains("cannot start background processes"),
+        "{err}"
+    );
+    let f = f.flag("index", "keep_watching_secs", "--keep-watching", toml::Value::Integer(5));
+    assert_eq!(secs(&f), Ok(Some(Duration::from_secs(5))), "the flag wins over the repository");
+    let f = Fixture::new().user("[index]\nkeep_watching_secs = 100000\n");
+    assert_eq!(secs(&f), Ok(Some(Duration::from_secs(86_400))), "at most a day");
 }
