@@ -18,7 +18,11 @@ Last, a second phase (a watcher would make the variants above skip their check):
   kept watching   sift search --keep-watching 120, after a first one left its watcher running
                   (`sift index --watch --idle-exit 120`): searches skip the check while it runs
 interleaved with rg again; then an in-place edit must be found within 2 s (the watcher's
-latency), and the watcher is stopped. Nothing here is asserted by the test suite.
+latency), and the watcher is stopped.
+
+Then what a watcher costs the rest of the machine: `rg` over the corpus 20 times without a
+watcher and 20 times while `sift index --watch` runs, 3 rounds, and the watcher's CPU time per
+`rg` (from /proc). Nothing here is asserted by the test suite.
 """
 import re
 import signal
@@ -117,7 +121,34 @@ def main():
         target.write_bytes(original)
         subprocess.run([sift, "index", "-q", "--path", str(root)], stdout=subprocess.DEVNULL)
     watched_ok = kept_watching(sift, root, a.runs)
+    watcher_cost(sift, root)
     return 0 if seen and watched_ok else 1
+
+
+def watcher_cost(sift, root):
+    """rg's p50 without and with a watcher running, and the watcher's CPU per rg."""
+    cmd = RG_BASE + ["-e", "QuerySet", str(root)]
+
+    def cpu(pid):
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    print("rg while a watcher runs (20 runs each way per round):")
+    for _ in range(3):
+        alone = statistics.median(timed(cmd) for _ in range(20))
+        watcher = subprocess.Popen([sift, "index", "--watch", "-q", "--path", str(root)],
+                                   stdout=subprocess.PIPE, text=True)
+        try:
+            watcher.stdout.readline()  # "watching …": the watches are in place
+            time.sleep(1)
+            before = cpu(watcher.pid)
+            watched = statistics.median(timed(cmd) for _ in range(20))
+            spent = (cpu(watcher.pid) - before) / 20
+        finally:
+            watcher.terminate()
+            watcher.wait()
+        print(f"  rg alone {alone * 1000:.1f} ms, with a watcher {watched * 1000:.1f} ms "
+              f"({watched / alone:.2f}x); the watcher's CPU per rg {spent * 1000:.1f} ms")
 
 
 def kept_watching(sift, root, runs):
