@@ -11,6 +11,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use sift_test_support::openai::{FakeServer, Reply};
 use sift_test_support::plugins::{self as fixtures, Body};
 use sift_tests::{git, sift, stderr, stdout, write};
 
@@ -275,4 +276,32 @@ fn the_example_plugin_reports_banned_apis_with_the_teams_replacement() {
     let out = run(root, cache.path(), &["review", "--format", "json"]);
     println!("{}", stdout(&out));
     assert_eq!(found(&out), vec![("src/main.rs".into(), 2, rule)]);
+
+    // The agent offers the plugin's tool; a model (a scripted endpoint on 127.0.0.1) calls it
+    // through the real `sift agent`, and the plugin's answer (with the granted list) is what
+    // the model gets back.
+    let tool = "plugin_banned-api_banned-apis";
+    let server = FakeServer::start([
+        Reply::tool_calls(&[("c1", tool, r#"{"language": "rust"}"#)]),
+        Reply::text(&["Use safe_helper( instead of unsafe_helper(."]),
+    ])
+    .unwrap();
+    let out = sift()
+        .args(["agent", "--json", "--path"])
+        .arg(root)
+        .arg("which Rust calls are banned here?")
+        .env("XDG_CACHE_HOME", cache.path())
+        .env("XDG_CONFIG_HOME", cache.path().join("xdg"))
+        .env("SIFT_MODEL_BACKEND", "openai")
+        .env("SIFT_MODEL_BASE_URL", server.base_url())
+        .env("SIFT_MODEL_NAME", "fixture-model")
+        .output()
+        .unwrap();
+    println!("{}\n{}", stdout(&out), stderr(&out));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let requests = server.requests();
+    let offered = requests[0].json()["tools"].to_string();
+    assert!(offered.contains(tool) && offered.contains("(plugin banned-api)"), "{offered}");
+    let answered = requests[1].json()["messages"].to_string();
+    assert!(answered.contains("unsafe_helper(") && answered.contains("println!("), "{answered}");
 }

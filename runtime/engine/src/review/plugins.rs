@@ -95,6 +95,13 @@ pub fn sources(root: &Path, config: &ReviewConfig, origin: &Origin) -> Result<Ve
     Ok(out)
 }
 
+/// The plugins of the working tree at `root` (what a review of uncommitted work runs, and what
+/// the agent offers the tools of).
+pub fn working_tree_sources(root: &Path) -> Result<Vec<PluginSource>> {
+    let config = ReviewConfig::load(&root.join(super::settings::REVIEW_CONFIG))?;
+    sources(root, &config, &Origin::WorkingTree)
+}
+
 fn short(commit: &str) -> &str {
     &commit[..commit.len().min(7)]
 }
@@ -145,6 +152,11 @@ impl SandboxWorkspace {
         Policy::for_workspace(root, settings)
             .map(|policy| SandboxWorkspace { policy })
             .map_err(|e| e.to_string())
+    }
+
+    /// The workspace read under `policy` (the agent's, already built).
+    pub fn with_policy(policy: Policy) -> Self {
+        SandboxWorkspace { policy }
     }
 }
 
