@@ -18,7 +18,7 @@ echo "profile: $profile"
 args=()
 [ -f "$wasm" ] && args=("$wasm")
 if [ "$profile" = release ]; then
-    cargo run --locked --release -q --manifest-path runtime/plugins/Cargo.toml --example plugin_bench -- "${args[@]}"
+    cargo run --locked --release -q -p sift-plugins --example plugin_bench -- "${args[@]}"
 else
-    cargo run --locked -q --manifest-path runtime/plugins/Cargo.toml --example plugin_bench -- "${args[@]}"
+    cargo run --locked -q -p sift-plugins --example plugin_bench -- "${args[@]}"
 fi

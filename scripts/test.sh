@@ -43,6 +43,16 @@ SIFT_BIN="$bin" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
 echo "==> Zed extension: host tests, wasm32-wasip2 build, wasm smoke test"
 SIFT_BIN="$bin" bash plugin-zed/scripts/build.sh
 
+echo "==> the example WebAssembly plugin (examples/plugins/banned-api, wasm32-wasip2)"
+# Built like the Zed extension: the target is installed with rustup when it can be. Once it is
+# built, its end-to-end test (#[ignore]d without it) runs after the other tests.
+example_plugin=0
+if bash scripts/build-example-plugin.sh; then
+    example_plugin=1
+else
+    echo "warning: the example plugin could not be built; its end-to-end test will not run"
+fi
+
 echo "==> Neovim for the editor end-to-end test (tests/tests/neovim.rs)"
 # Installed from the distribution when missing and we can (root with apt-get). Once nvim is
 # available the test is required: SIFT_REQUIRE_NVIM=1 makes a missing nvim a failure instead
@@ -91,4 +101,9 @@ if [ "$(id -u)" = 0 ]; then
     cargo test --locked --workspace --test disk_full -- --ignored
 else
     echo "note: not root, so the disk-full test (tests/tests/disk_full.rs) did not run"
+fi
+if [ "$example_plugin" = 1 ]; then
+    echo "==> the example plugin's end-to-end test"
+    # --workspace, as above: nothing is compiled again.
+    cargo test --locked --workspace --test plugins -- --ignored
 fi

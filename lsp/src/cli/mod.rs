@@ -17,6 +17,7 @@ pub mod lsp;
 mod mcp;
 mod memory;
 mod model;
+mod plugin;
 mod progress;
 mod review;
 mod sandbox;
@@ -65,6 +66,8 @@ enum Command {
     /// Memory notes: facts about this codebase in .sift/memory/, citing code; stale when that
     /// code changes.
     Memory(memory::MemoryArgs),
+    /// The team's WebAssembly plugins: list those a review runs, check a component.
+    Plugin(plugin::PluginArgs),
 }
 
 /// Options shared by every subcommand that works on a repository.
@@ -132,6 +135,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sandbox(args) => sandbox::run(args),
         Command::Doctor(args) => doctor::run(args),
         Command::Memory(args) => memory::run(args),
+        Command::Plugin(args) => plugin::run(args),
     }
 }
 

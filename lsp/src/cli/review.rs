@@ -146,6 +146,9 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     if let Some(model) = model.as_deref() {
         super::report_redactions(model);
     }
+    for failure in &reviewed.plugins.failures {
+        eprintln!("warning: {failure}");
+    }
     let suppressed = reviewed.suppressed_counts();
     let (items, total, pack) = (&reviewed.items, reviewed.total, &reviewed.pack);
     let settings = reviewed.settings.to_string();
@@ -168,6 +171,9 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             if let Some(note) = &note {
                 md.push_str(&format!("\n_{note}_\n"));
             }
+            for failure in &reviewed.plugins.failures {
+                md.push_str(&format!("\n_{failure}_\n"));
+            }
             if let Some(explanation) = &explanation {
                 md.push_str(&report::explain_markdown(explanation));
             }
@@ -178,6 +184,15 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             if let Some(obj) = json.as_object_mut() {
                 if let Some(note) = &note {
                     obj.insert("model_review".into(), serde_json::Value::String(note.clone()));
+                }
+                if !reviewed.plugins.ran.is_empty() || !reviewed.plugins.failures.is_empty() {
+                    obj.insert(
+                        "plugins".into(),
+                        serde_json::json!({
+                            "ran": reviewed.plugins.ran,
+                            "failures": reviewed.plugins.failures,
+                        }),
+                    );
                 }
                 if let Some(serde_json::Value::Object(extra)) =
                     explanation.as_ref().map(report::explain_json)

@@ -2,7 +2,7 @@
 //! links (see `sift_indexer::store` for the folder, its markers and the rules).
 //!
 //! A subsystem that keeps something in `.sift/` declares its entries beside its code and its
-//! slice is added to [`REGISTRY`] here, once; plugins will join the same way.
+//! slice is added to [`REGISTRY`] here, once.
 
 use std::path::Path;
 
@@ -14,6 +14,7 @@ pub const REGISTRY: Registry = &[
     sift_runtime::review::STORE_ENTRIES,
     crate::agent::STORE_ENTRIES,
     crate::memory::STORE_ENTRIES,
+    crate::review::plugins::STORE_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the

@@ -594,3 +594,64 @@ fn the_run_tool_works_on_a_copy_and_leaves_the_sandbox_only_when_the_user_approv
     assert_eq!(decisions[2], ("approved", "the test", Some(0)));
     assert!(logged.iter().all(|l| l.command == read_outside && l.why == "it reads my notes"));
 }
+
+#[test]
+fn a_plugins_tool_is_offered_checked_and_answered_under_its_limits() {
+    let f = fixture();
+    let root = f.dir.path();
+    std::fs::create_dir_all(root.join(".sift/plugins")).unwrap();
+    std::fs::write(
+        root.join(".sift/plugins/echoer.wasm"),
+        sift_test_support::plugins::component_with_echo_tool(),
+    )
+    .unwrap();
+    std::fs::write(
+        root.join(".sift/plugins/broken.wasm"),
+        &sift_test_support::plugins::component(&sift_test_support::plugins::Body::Trap)[..100],
+    )
+    .unwrap();
+    let tools = sift_engine::agent::tools::plugin::PluginTools::load(&f.workspace.root, &f.policy);
+    // The broken one is left out and said so; the working one is offered.
+    assert_eq!(tools.problems.len(), 1, "{:?}", tools.problems);
+    assert!(tools.problems[0].contains("broken"), "{:?}", tools.problems);
+    let unsaved = BTreeMap::new();
+    let mut session = Session::new(&f.workspace, &unsaved, &f.policy, &[], rules(&f)).unwrap();
+    session.plugin_tools = Some(&tools);
+    let model = ScriptedModel::new([
+        ScriptedTurn::default().tool_call(
+            "",
+            "plugin_echoer_echo",
+            &args(serde_json::json!({"text": 3})),
+        ),
+        ScriptedTurn::default().tool_call(
+            "",
+            "plugin_echoer_echo",
+            &args(serde_json::json!({"text": "hi"})),
+        ),
+        ScriptedTurn::text("done"),
+    ]);
+    let options = Options::default();
+    let outcome = agent::run(
+        &mut session,
+        &model,
+        Task { text: "use the plugin", resumed: vec![], options: &options, transcript: None },
+        &Cancel::new(),
+        &mut |_| {},
+    );
+    assert_eq!(outcome.stop, Stop::Done);
+    let requests = model.requests();
+    let offered = requests[0].tools.iter().find(|t| t.name == "plugin_echoer_echo");
+    let offered = offered.expect("the plugin's tool is offered");
+    assert!(offered.description.starts_with("(plugin echoer) Echoes"), "{}", offered.description);
+    assert_eq!(offered.parameters["required"], serde_json::json!(["text"]));
+    let answers: Vec<&str> = requests[2]
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| m.content.as_str())
+        .collect();
+    // Arguments are checked against the plugin's schema before the plugin sees them.
+    assert!(answers[0].starts_with("error:") && answers[0].contains("text"), "{}", answers[0]);
+    assert_eq!(answers[1], r#"{"text":"hi"}"#);
+    assert_eq!(outcome.tool_errors, 1);
+}

@@ -13,11 +13,7 @@ use std::time::{Duration, Instant};
 
 use sift_plugins::host::NoWorkspace;
 use sift_plugins::{ChangedFile, Grant, Limits, Plugin, PluginEngine, Workspace};
-// The bench uses only some of the test fixtures.
-#[allow(dead_code)]
-#[path = "../tests/fixtures/mod.rs"]
-mod fixtures;
-use fixtures::Body;
+use sift_test_support::plugins::{self as fixtures, Body};
 
 fn stats(mut samples: Vec<Duration>) -> String {
     samples.sort();

@@ -11,8 +11,7 @@ use std::time::{Duration, Instant};
 
 use sift_plugins::host::NoWorkspace;
 use sift_plugins::{ChangedFile, Grant, Limits, Plugin, PluginEngine, PluginError, Workspace};
-mod fixtures;
-use fixtures::Body;
+use sift_test_support::plugins::{self as fixtures, Body};
 
 fn engine() -> PluginEngine {
     PluginEngine::new(None).expect("the engine starts")

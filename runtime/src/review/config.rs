@@ -18,6 +18,11 @@
 //! [paths]
 //! include = ["src/**"]                  # when set, only these paths are reviewed
 //! exclude = ["vendor", "**/*_pb2.py"]   # never reviewed
+//!
+//! [[plugins]]                           # a WebAssembly plugin (see docs/plugins.md)
+//! path = ".sift/plugins/banned-api.wasm"
+//! grants = ["read", "log"]              # default: ["log"]
+//! deadline_ms = 1000                    # per call; also fuel, memory_mb, read_mb, enabled
 //! ```
 //!
 //! When a rule matches both an `enable` and a `disable` pattern, the longer (more specific)
@@ -44,6 +49,10 @@ pub struct ReviewConfig {
     pub paths: PathsConfig,
     /// The most findings one review reports (the most severe and confident are kept).
     pub max_findings: Option<usize>,
+    /// The `[[plugins]]` entries as written (a path, grants, limits); the plugin host
+    /// (`sift_plugins::PluginEntry`) reads and checks them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub plugins: Vec<toml::Value>,
     /// Where the configuration was read from, for error messages.
     #[serde(skip)]
     pub(crate) origin: String,

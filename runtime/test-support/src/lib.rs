@@ -2,6 +2,7 @@
 //! depend on this crate (dev-dependencies, and the end-to-end `tests/` crate).
 
 pub mod openai;
+pub mod plugins;
 
 use sift_indexer::{EmbedError, Embedder, TextKind};
 

@@ -253,7 +253,7 @@ pub fn run(
 ) -> Outcome {
     let Task { text: task, resumed, options, transcript } = task;
     let started = Instant::now();
-    let specs = tools::specs();
+    let specs = session.specs();
     let window = model.describe().context_window.max(1);
     session.task = task.to_owned();
     // The project's fresh notes about the task go with it, pinned (never summarised away).

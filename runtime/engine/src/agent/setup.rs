@@ -58,6 +58,8 @@ pub struct Setup {
     notebook: OnceLock<crate::memory::Notebook>,
     /// The notes' embeddings.
     note_vectors: crate::memory::find::NoteVectors,
+    /// The working tree's plugins' tools, loaded on the first session.
+    plugin_tools: OnceLock<super::tools::plugin::PluginTools>,
 }
 
 impl Setup {
@@ -77,6 +79,7 @@ impl Setup {
             rules: OnceLock::new(),
             notebook: OnceLock::new(),
             note_vectors: Default::default(),
+            plugin_tools: OnceLock::new(),
         })
     }
 
@@ -115,6 +118,13 @@ impl Setup {
             Session::new(workspace, unsaved, &self.policy, &self.checkers, rules.clone())?;
         session.approver = &*self.approver;
         session.store = Some(&self.store);
+        session.plugin_tools = Some(self.plugin_tools.get_or_init(|| {
+            let tools = super::tools::plugin::PluginTools::load(&self.root, &self.policy);
+            for problem in &tools.problems {
+                tracing::warn!("agent: {problem}");
+            }
+            tools
+        }));
         let book = self.notebook.get_or_init(|| {
             let memory = crate::memory::Memory::open(&self.store);
             let code = crate::memory::IndexedCode::new(&workspace.index, &self.policy);

@@ -69,6 +69,9 @@ pub enum Error {
     /// A rule, the review configuration or the dismissals could not be read.
     #[error(transparent)]
     Config(#[from] ReviewError),
+    /// A `[[plugins]]` entry of the configuration is wrong.
+    #[error(transparent)]
+    Plugin(#[from] sift_plugins::PluginError),
     /// The `[model]` configuration could not be read.
     #[error("{0}")]
     ModelConfig(String),

@@ -6,6 +6,8 @@
 //! - `git`: the git plumbing (the one place in sift that runs git).
 //! - `history`: the fix history, mined once per `HEAD` and cached in `.sift/cache/`.
 //! - [`model`]: opening the configured `[model]` ([`model_for_review`]) and the model pass.
+//! - [`plugins`]: the team's WebAssembly plugins (`.sift/plugins/`, `[[plugins]]`), run on the
+//!   changed files through `sift_plugins`, read from the same place as the settings.
 //! - [`settings`]: the review's configuration, project rules, dismissals and guidance, and where
 //!   they are read: the working tree, or for a `--base` review the base revision (a change
 //!   cannot configure its own review; its edits to them are reported instead).
@@ -30,11 +32,13 @@ mod error;
 pub(crate) mod git;
 mod history_cache;
 pub mod model;
+pub mod plugins;
 pub mod settings;
 
 pub use error::{Error, Result};
 pub use git::toplevel;
 pub use model::{ModelChoice, ModelPass, ReviewModel, model_for_review};
+pub use plugins::PluginReport;
 pub use settings::{CONFIG_CHANGED_RULE, Origin, Settings};
 
 use git::Contents;
@@ -137,6 +141,8 @@ pub struct Reviewed {
     pub pack: RulePack,
     /// Where the configuration, project rules and dismissals were read.
     pub settings: Origin,
+    /// Which plugins ran and how they failed (a failed plugin does not fail the review).
+    pub plugins: PluginReport,
 }
 
 impl Reviewed {
@@ -164,6 +170,8 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     }
     // The base commit of a `--base` review.
     let mut base: Option<(String, &str)> = None;
+    // The commit the change is against, for the plugins' old texts.
+    let mut against: Option<String> = None;
     let memory: BTreeMap<String, String>;
     let (root, changes, contents) = match change {
         Change::Texts(files) => {
@@ -194,6 +202,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
                 }
                 _ => head,
             };
+            against = Some(from.clone());
             let staged = matches!(change, Change::Staged);
             let (changes, contents) = git::changes(&root, &from, staged, only.as_deref())?;
             (root, changes, contents)
@@ -218,6 +227,26 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
 
     let Checked { mut findings, mut suppressed, mut sources } =
         check_changes(&root, &changes, contents, &all, &pack, &settings)?;
+    let plugin_sources = plugins::sources(&root, config, &settings.origin)?;
+    let old = |path: &str| -> Option<String> {
+        match (change, &against) {
+            (Change::Texts(files), _) => files.iter().find(|f| f.path == path)?.old.clone(),
+            (_, Some(commit)) => plugins::old_text(&root, commit, path),
+            _ => None,
+        }
+    };
+    let ran = plugins::run(&root, &plugin_sources, &changes, contents, &settings.origin, &old);
+    let from = settings.origin.provenance(settings::REVIEW_CONFIG);
+    for (finding, source) in ran.findings {
+        match config.silencing(&finding.rule, Some(finding.confidence), &finding.path) {
+            Some(silence) => suppressed
+                .push(Suppressed { finding, why: Why::Configured { silence, from: from.clone() } }),
+            None => {
+                sources.insert(finding.path.clone(), source);
+                findings.push(finding);
+            }
+        }
+    }
     if let Some((commit, _)) = &base {
         for (finding, source) in
             settings::changes_to_settings(&root, commit, &changes, &settings.origin)?
@@ -285,6 +314,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
         model_note,
         pack,
         settings: settings.origin,
+        plugins: ran.report,
     })
 }
 

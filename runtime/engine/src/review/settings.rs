@@ -1,6 +1,7 @@
 //! What a review is told to do, and where that was read: the configuration
 //! (`.sift/review.toml`), the project rules (`.sift/rules/`), the remembered dismissals
-//! (`.sift/feedback/dismissed.jsonl`) and the model reviewer's guidance (`.sift/REVIEW.md`).
+//! (`.sift/feedback/dismissed.jsonl`), the model reviewer's guidance (`.sift/REVIEW.md`) and the
+//! WebAssembly plugins (`.sift/plugins/`, with their `[[plugins]]` entries in the configuration).
 //!
 //! The `[model]` table of `.sift/config.toml` (which language model reviews, at which endpoint)
 //! is one of them too; [`model_for_review`](super::model_for_review) reads it.
@@ -34,8 +35,10 @@ pub const RULES_DIR: &str = ".sift/rules";
 pub const DISMISSED: &str = ".sift/feedback/dismissed.jsonl";
 /// The model reviewer's guidance.
 pub const GUIDANCE: &str = ".sift/REVIEW.md";
+/// The WebAssembly plugins' folder (see [`super::plugins`]).
+pub const PLUGINS_DIR: &str = super::plugins::PLUGINS_DIR;
 /// Everything a review reads about itself from the repository, besides `[model]`.
-pub const SETTINGS_PATHS: [&str; 4] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE];
+pub const SETTINGS_PATHS: [&str; 5] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE, PLUGINS_DIR];
 /// The repository's configuration file, whose `[model]` table picks the model reviewer's model.
 pub const MODEL_CONFIG: &str = ".sift/config.toml";
 
@@ -298,7 +301,7 @@ fn settings_finding(
             "this change {verb} {subject}, part of the review's own configuration; this review does not apply it and uses the settings of {since}"
         ),
         rationale: format!(
-            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED}, {GUIDANCE} and the [model] of {MODEL_CONFIG} from the base revision, so that a change cannot silence, steer or redirect its own review; this edit takes effect once it is merged {merged}. Review it like code."
+            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED}, {GUIDANCE}, {PLUGINS_DIR}/ and the [model] of {MODEL_CONFIG} from the base revision, so that a change cannot silence, steer or redirect its own review; this edit takes effect once it is merged {merged}. Review it like code."
         ),
         fix: None,
         fingerprint: fingerprint(CONFIG_CHANGED_RULE, path, &said),

@@ -25,6 +25,7 @@ mod edit;
 mod files;
 mod history;
 mod memory;
+pub mod plugin;
 pub(crate) mod review;
 mod search;
 
@@ -213,6 +214,8 @@ pub struct Session<'a> {
     pub proposed: Vec<crate::memory::Note>,
     /// The task, for the origin of proposed notes.
     pub(crate) task: String,
+    /// Tools the team's WebAssembly plugins export (none unless the front end loaded them).
+    pub plugin_tools: Option<&'a plugin::PluginTools>,
 }
 
 /// The memory notes a session reads.
@@ -250,6 +253,7 @@ impl<'a> Session<'a> {
             memory: None,
             proposed: Vec::new(),
             task: String::new(),
+            plugin_tools: None,
         })
     }
 
@@ -257,6 +261,13 @@ impl<'a> Session<'a> {
     pub fn with_memory(mut self, memory: SessionMemory<'a>) -> Session<'a> {
         self.memory = Some(memory);
         self
+    }
+
+    /// The tools offered to the model: sift's own ([`specs`]), then the plugins'.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        let mut specs = specs();
+        specs.extend(self.plugin_tools.into_iter().flat_map(|t| t.specs().cloned()));
+        specs
     }
 
     /// The embeddings of the agent's view (for note retrieval).
@@ -313,7 +324,10 @@ impl<'a> Session<'a> {
             "history" => history::history(self, args),
             "recall" => memory::recall(self, args),
             "remember" => memory::remember(self, args),
-            other => ToolOutput::fail(format!("there is no tool named {other:?}")),
+            other => match self.plugin_tools.and_then(|tools| tools.call(other, args)) {
+                Some(out) => out,
+                None => ToolOutput::fail(format!("there is no tool named {other:?}")),
+            },
         };
         // Rules files that apply to a path the model just touched are shown to it once.
         match args.get("path").and_then(Value::as_str) {
