@@ -53,6 +53,17 @@ def timed(cmd, before=None):
     return dt
 
 
+def print_table(results, variants):
+    """p50 per variant and mode, and rg's p50 (in the same mode) divided by it."""
+    print(f"{'':14} {'lexical p50':>12} {'rg/sift':>8} {'hybrid p50':>12} {'rg/sift':>8}")
+    for v in variants:
+        cells = []
+        for mode in ("lexical", "hybrid"):
+            t, rg = results[mode][v], results[mode]["rg"]
+            cells.append(f"{t * 1000:>9.1f} ms {rg / t:>7.1f}x")
+        print(f"{v:14} {'  '.join(cells)}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--sift", required=True)
@@ -98,14 +109,7 @@ def main():
         results[mode] = {v: statistics.median(s) for v, s in samples.items()}
     print(f"corpus {root} ({len(QUERIES)} queries x {a.runs} runs, interleaved; p50 of whole "
           f"processes; tree stamp written by sift index: {have_stamp})")
-    print(f"{'':14} {'lexical p50':>12} {'rg/sift':>8} {'hybrid p50':>12} {'rg/sift':>8}")
-    rg = {m: results[m]["rg"] for m in results}
-    for v in ("rg", "no-refresh", "quick check", "full walk"):
-        cells = []
-        for mode in ("lexical", "hybrid"):
-            t = results[mode][v]
-            cells.append(f"{t * 1000:>9.1f} ms {rg[mode] / t:>7.1f}x")
-        print(f"{v:14} {'  '.join(cells)}")
+    print_table(results, ("rg", "no-refresh", "quick check", "full walk"))
 
     # Correctness: an in-place edit (the folder's time does not change) is seen.
     target = root / "django/utils/text.py"
@@ -183,13 +187,7 @@ def kept_watching(sift, root, runs):
                             samples[v].append(dt)
             results[mode] = {v: statistics.median(s) for v, s in samples.items()}
         print(f"with a watcher left running by the first search (pid {pid}), interleaved with rg:")
-        print(f"{'':14} {'lexical p50':>12} {'rg/sift':>8} {'hybrid p50':>12} {'rg/sift':>8}")
-        for v in ("rg", "kept watching"):
-            cells = []
-            for mode in ("lexical", "hybrid"):
-                t, rg = results[mode][v], results[mode]["rg"]
-                cells.append(f"{t * 1000:>9.1f} ms {rg / t:>7.1f}x")
-            print(f"{v:14} {'  '.join(cells)}")
+        print_table(results, ("rg", "kept watching"))
         # The watcher, not a check, makes an in-place edit visible: within its latency.
         target = root / "django/utils/text.py"
         original = target.read_bytes()
