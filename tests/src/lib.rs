@@ -94,6 +94,28 @@ pub fn json_lines(out: &Output) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// stdout as one JSON value (a `--format json` review report, say).
+pub fn json(out: &Output) -> serde_json::Value {
+    serde_json::from_str(&stdout(out))
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)))
+}
+
+/// (path, start_line, rule) of every finding of a JSON review report.
+pub fn found(out: &Output) -> Vec<(String, u64, String)> {
+    json(out)["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap().to_string(),
+                f["start_line"].as_u64().unwrap(),
+                f["rule"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
 /// Writes `text` to `root/rel`, creating folders.
 pub fn write(root: &Path, rel: &str, text: impl AsRef<[u8]>) {
     let path = root.join(rel);

@@ -13,7 +13,7 @@ use std::process::Output;
 
 use sift_test_support::openai::{FakeServer, Reply};
 use sift_test_support::plugins::{self as fixtures, Body};
-use sift_tests::{git, sift, stderr, stdout, write};
+use sift_tests::{found, git, json, sift, stderr, stdout, write};
 
 /// A file with two lines, the second added by the change under review.
 const BEFORE: &str = "fn main() {}\n";
@@ -45,27 +45,6 @@ fn run(root: &Path, cache: &Path, args: &[&str]) -> Output {
         .env("XDG_CACHE_HOME", cache)
         .output()
         .expect("sift runs")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(out))
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)))
-}
-
-/// (path, line, rule) of each finding.
-fn found(out: &Output) -> Vec<(String, u64, String)> {
-    json(out)["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["start_line"].as_u64().unwrap(),
-                f["rule"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn finder() -> Vec<u8> {

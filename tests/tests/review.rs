@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::process::{Output, Stdio};
 
-use sift_tests::{git, sift, stderr, stdout, write};
+use sift_tests::{found, git, json, sift, stderr, stdout, write};
 
 /// A file with a pre-existing bug (`is` with a literal, line 2) that changes must not report.
 const BASE: &str = "def old(x):\n    if x is \"a\":\n        return 1\n    return 0\n";
@@ -31,27 +31,6 @@ fn repo() -> tempfile::TempDir {
 
 fn review(root: &Path, args: &[&str]) -> Output {
     sift().arg("review").arg("--path").arg(root).args(args).output().expect("sift runs")
-}
-
-fn json(out: &Output) -> serde_json::Value {
-    serde_json::from_str(&stdout(out))
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\n{}", stdout(out), stderr(out)))
-}
-
-/// (path, start_line, rule) of every finding of a JSON report.
-fn found(out: &Output) -> Vec<(String, u64, String)> {
-    json(out)["findings"]
-        .as_array()
-        .expect("findings")
-        .iter()
-        .map(|f| {
-            (
-                f["path"].as_str().unwrap().to_string(),
-                f["start_line"].as_u64().unwrap(),
-                f["rule"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect()
 }
 
 fn mutable_default(path: &str, line: u64) -> (String, u64, String) {
