@@ -155,8 +155,8 @@ pub(super) fn open_index(
 /// Opens (or builds) the index and brings it up to date; when another process holds the writer,
 /// searches what is committed and says so.
 fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
-    let opts = super::update_options(root, walk)?;
-    // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed.
+    // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed, and
+    // no configuration to read for one (the watcher read its own).
     let store = sift_engine::store::open(root)?;
     if sift_indexer::Layout::new(&store).is_watched()
         && let Some(index) = CodeIndex::open(&store)?
@@ -166,6 +166,7 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
         sift_indexer::Layout::new(&store).note_use();
         return Ok(index);
     }
+    let opts = super::update_options(root, walk)?;
     let (index, notice) = CodeIndex::open_or_create(&store)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
