@@ -66,7 +66,10 @@ pub fn watch_tree(
 
 /// notify's recommended watcher, reads dropped in its callback as they arrive.
 #[cfg(not(target_os = "linux"))]
-fn with_notify(root: &Path, tx: std::sync::mpsc::Sender<Seen>) -> notify::Result<notify::RecommendedWatcher> {
+fn with_notify(
+    root: &Path,
+    tx: std::sync::mpsc::Sender<Seen>,
+) -> notify::Result<notify::RecommendedWatcher> {
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         // Errors (a folder that vanished while being added…) change nothing by themselves;
         // an overflow arrives as an event asking for a rescan.

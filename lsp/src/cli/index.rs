@@ -152,18 +152,18 @@ fn watch(
         last.elapsed().unwrap_or_default()
     };
     loop {
+        // Checked before every wait, so that a tree that keeps changing does not keep it alive.
+        if let Some(limit) = idle
+            && idle_for() >= limit
+        {
+            println!("stopped watching: no search used this watcher for {} s", limit.as_secs());
+            break;
+        }
         let first = match idle {
             None => rx.recv().ok(),
             Some(limit) => match rx.recv_timeout(std::time::Duration::from_secs(1).min(limit)) {
                 Ok(change) => Some(change),
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) if idle_for() < limit => continue,
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    println!(
-                        "stopped watching: no search used this watcher for {} s",
-                        limit.as_secs()
-                    );
-                    None
-                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => continue,
                 Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => None,
             },
         };
