@@ -8,7 +8,7 @@ use std::time::Duration;
 use sift_indexer::{IndexConfig, SecretPatterns, UpdateOptions};
 
 use super::spec::{Default, Key, Kind, Section, Value};
-use super::{Config, Invalid, Source};
+use super::{Config, Invalid};
 
 /// The `[index]` section's keys.
 pub const SECTION: Section = Section {
@@ -91,14 +91,7 @@ impl Config {
         };
         // A repository cannot widen what its own index takes in (a link to ~/.aws, say).
         for key in ["outside_links", "index_secrets"] {
-            if let source @ Source::Repo(_) = s.source(key) {
-                return Err(Invalid {
-                    origin: source,
-                    section: SECTION.name,
-                    key: Some(key.to_owned()),
-                    reason: "a repository cannot widen what its own index takes in: set it in your user file (~/.config/sift/config.toml) or the editor's settings".into(),
-                });
-            }
+            s.not_from_repo(key, "a repository cannot widen what its own index takes in: set it in your user file (~/.config/sift/config.toml) or the editor's settings")?;
         }
         let secrets = SecretPatterns::new(&self.secret_patterns())
             .map_err(|e| bad("index_secrets", format!("[sandbox] secret patterns: {e}")))?;
@@ -118,14 +111,7 @@ impl Config {
     pub fn keep_watching(&self) -> Result<Option<Duration>, Invalid> {
         let s = self.section(&SECTION)?;
         let key = "keep_watching_secs";
-        if let source @ Source::Repo(_) = s.source(key) {
-            return Err(Invalid {
-                origin: source,
-                section: SECTION.name,
-                key: Some(key.to_owned()),
-                reason: "a repository cannot start background processes on your machine: set it in your user file (~/.config/sift/config.toml) or pass --keep-watching".into(),
-            });
-        }
+        s.not_from_repo(key, "a repository cannot start background processes on your machine: set it in your user file (~/.config/sift/config.toml) or pass --keep-watching")?;
         let secs = s.count(key);
         Ok((secs > 0).then(|| Duration::from_secs(secs)))
     }

@@ -528,6 +528,20 @@ impl SectionValues<'_> {
         self.setting(key).source.clone()
     }
 
+    /// Refuses `key` when the repository's own file set it (`reason` says why and where to set
+    /// it instead): for settings a clone must not choose for the person who runs sift.
+    fn not_from_repo(&self, key: &str, reason: &str) -> Result<(), Invalid> {
+        match self.source(key) {
+            source @ Source::Repo(_) => Err(Invalid {
+                origin: source,
+                section: self.spec.name,
+                key: Some(key.to_owned()),
+                reason: reason.into(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     /// `value` with the source of `key`.
     fn with<T>(&self, key: &str, value: T) -> Setting<T> {
         Setting::from(value, self.source(key))

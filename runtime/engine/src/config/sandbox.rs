@@ -129,14 +129,7 @@ impl Config {
     pub fn sandbox(&self) -> Result<SandboxSettings, Invalid> {
         let s = self.section(&SECTION)?;
         for key in LOOSENING {
-            if let source @ Source::Repo(_) = s.source(key) {
-                return Err(Invalid {
-                    origin: source,
-                    section: SECTION.name,
-                    key: Some((*key).to_owned()),
-                    reason: "a repository cannot loosen its own sandbox: set it in your user file (~/.config/sift/config.toml) or the editor's settings".into(),
-                });
-            }
+            s.not_from_repo(key, "a repository cannot loosen its own sandbox: set it in your user file (~/.config/sift/config.toml) or the editor's settings")?;
         }
         let mut secret_patterns = s.list("secret_patterns");
         secret_patterns.extend(s.list("extra_secret_patterns"));
