@@ -158,12 +158,13 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed, and
     // no configuration to read for one (the watcher read its own).
     let store = sift_engine::store::open(root)?;
-    if sift_indexer::Layout::new(&store).is_watched()
+    let layout = sift_indexer::Layout::new(&store);
+    if layout.is_watched()
         && let Some(index) = CodeIndex::open(&store)?
     {
         tracing::debug!("the index is kept fresh by a watching sift process; not walking the tree");
         // Keeps a watcher that a search left behind alive.
-        sift_indexer::Layout::new(&store).note_use();
+        layout.note_use();
         return Ok(index);
     }
     let opts = super::update_options(root, walk)?;

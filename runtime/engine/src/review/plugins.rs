@@ -51,6 +51,22 @@ pub struct PluginSource {
     pub from: String,
 }
 
+impl PluginSource {
+    /// The plugin compiled (or taken from the code cache) under its entry's limits and grants,
+    /// or why it will not run, one line naming it and where it was read.
+    pub fn load(&self, engine: &PluginEngine) -> std::result::Result<Plugin, String> {
+        let name = self.entry.name();
+        let Some(bytes) = &self.bytes else {
+            return Err(format!(
+                "plugin {name}: {} is listed in [[plugins]] but missing",
+                self.from
+            ));
+        };
+        Plugin::load(engine, &name, bytes, self.entry.limits(), self.entry.grants.clone())
+            .map_err(|e| format!("{e} ({})", self.from))
+    }
+}
+
 /// What the plugins did in one review.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PluginReport {
@@ -149,9 +165,7 @@ pub struct SandboxWorkspace {
 impl SandboxWorkspace {
     /// The workspace at `root` under the sandbox `settings`.
     pub fn new(root: &Path, settings: &SandboxSettings) -> std::result::Result<Self, String> {
-        Policy::for_workspace(root, settings)
-            .map(|policy| SandboxWorkspace { policy })
-            .map_err(|e| e.to_string())
+        Policy::for_workspace(root, settings).map(Self::with_policy).map_err(|e| e.to_string())
     }
 
     /// The workspace read under `policy` (the agent's, already built).
@@ -224,18 +238,9 @@ pub(crate) fn run(
         };
     let mut plugins: Vec<(Plugin, usize)> = Vec::new();
     for source in sources {
-        let name = source.entry.name();
-        let Some(bytes) = &source.bytes else {
-            fail(
-                &mut ran.report,
-                format!("plugin {name}: {} is listed in [[plugins]] but missing", source.from),
-            );
-            continue;
-        };
-        match Plugin::load(engine, &name, bytes, source.entry.limits(), source.entry.grants.clone())
-        {
+        match source.load(engine) {
             Ok(plugin) => plugins.push((plugin, 0)),
-            Err(e) => fail(&mut ran.report, format!("{e} ({})", source.from)),
+            Err(e) => fail(&mut ran.report, e),
         }
     }
     ran.report.ran = plugins.iter().map(|(p, _)| p.name().to_string()).collect();

@@ -75,21 +75,10 @@ impl PluginTools {
         let workspace: Arc<dyn Workspace> = Arc::new(SandboxWorkspace::with_policy(policy.clone()));
         for source in sources {
             let name = source.entry.name();
-            let Some(bytes) = &source.bytes else {
-                out.problems.push(format!("plugin {name}: {} is missing", source.from));
-                continue;
-            };
-            let loaded = Plugin::load(
-                engine,
-                &name,
-                bytes,
-                source.entry.limits(),
-                source.entry.grants.clone(),
-            );
-            let plugin = match loaded {
+            let plugin = match source.load(engine) {
                 Ok(plugin) => Arc::new(plugin),
                 Err(e) => {
-                    out.problems.push(format!("{e} ({})", source.from));
+                    out.problems.push(e);
                     continue;
                 }
             };
