@@ -41,7 +41,7 @@ pub mod walk;
 
 pub use chunk::{Chunk, ChunkKind, Chunker};
 pub use config::IndexConfig;
-pub use embed::{EmbedError, Embedder, TextKind};
+pub use embed::{EmbedError, Embedder, Scope, TextKind};
 pub use error::{Error, Result};
 pub use index::{CodeIndex, FORMAT_VERSION, Layout, OpenNotice, STORE_ENTRIES, WatchGuard};
 pub use lang::Language;

@@ -13,7 +13,7 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, TantivyDocument};
 
-use crate::embed::{Embedder, embed_text, priority};
+use crate::embed::{Embedder, Scope, embed_text, is_translation, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
 use crate::search::{Hit, SearchOptions, collect_hits};
@@ -47,8 +47,10 @@ pub struct EmbedReport {
     pub embedded: u64,
     /// Chunks in the index.
     pub chunks: u64,
-    /// Chunks with a vector now.
+    /// Chunks with a vector now, or left out on purpose (see `left_out`).
     pub with_vectors: u64,
+    /// Chunks this run marked as left out rather than embedding them ([`Scope::NoTranslations`]).
+    pub left_out: u64,
     /// True when the run was stopped before every chunk had a vector.
     pub interrupted: bool,
 }
@@ -60,7 +62,13 @@ const WINDOW: usize = 512;
 impl CodeIndex {
     /// The vector cache of `embedder`'s model for this repository (read-only until locked).
     pub fn vector_store(&self, embedder: &dyn Embedder) -> Result<VectorStore> {
-        VectorStore::open(&self.layout, embedder.id(), embedder.dim())
+        self.vector_store_of(embedder.id(), embedder.dim())
+    }
+
+    /// The vector cache of the model whose [`Embedder::id`] and dimensions these are, without
+    /// the model (to see what it covers before paying for loading it).
+    pub fn vector_store_of(&self, id: &str, dim: usize) -> Result<VectorStore> {
+        VectorStore::open(&self.layout, id, dim)
     }
 
     /// The live chunks' vectors, for searching the index as it is now.
@@ -75,12 +83,13 @@ impl CodeIndex {
     pub fn embed_missing(
         &self,
         embedder: &dyn Embedder,
+        scope: Scope,
         batch: usize,
         progress: &dyn Progress,
         stop: &AtomicBool,
     ) -> Result<EmbedReport> {
         let mut store = self.vector_store(embedder)?;
-        self.embed_missing_in(&mut store, embedder, batch, progress, stop)
+        self.embed_missing_in(&mut store, embedder, scope, batch, progress, stop)
     }
 
     /// [`CodeIndex::embed_missing`] into a store the caller keeps (a server keeps one, so that
@@ -90,12 +99,13 @@ impl CodeIndex {
         &self,
         store: &mut VectorStore,
         embedder: &dyn Embedder,
+        scope: Scope,
         batch: usize,
         progress: &dyn Progress,
         stop: &AtomicBool,
     ) -> Result<EmbedReport> {
         store.lock_for_writing()?;
-        let result = self.embed_locked(store, embedder, batch, progress, stop);
+        let result = self.embed_locked(store, embedder, scope, batch, progress, stop);
         store.unlock();
         result
     }
@@ -104,6 +114,7 @@ impl CodeIndex {
         &self,
         store: &mut VectorStore,
         embedder: &dyn Embedder,
+        scope: Scope,
         batch: usize,
         progress: &dyn Progress,
         stop: &AtomicBool,
@@ -126,12 +137,19 @@ impl CodeIndex {
         };
         // Order by priority: a cheap pass over the path and language of each missing chunk.
         let mut keyed = Vec::with_capacity(missing.len());
+        let mut left_out = Vec::new();
         for (key, addr) in missing.drain(..) {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
             let path = str_of(&doc, f.path).unwrap_or_default();
             let lang = str_of(&doc, f.lang).unwrap_or_default();
+            if scope == Scope::NoTranslations && is_translation(&path, &lang) {
+                left_out.push(key);
+                continue;
+            }
             keyed.push((priority(&path, &lang), path, key, addr));
         }
+        store.leave_out(&left_out)?;
+        report.left_out = left_out.len() as u64;
         keyed.sort();
         progress.phase("embedding", Some(keyed.len() as u64));
         let batch = batch.max(1);

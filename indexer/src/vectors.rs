@@ -260,6 +260,15 @@ impl VectorStore {
         self.load()
     }
 
+    /// Marks these chunks as left out on purpose by this model (an all-zero vector): they
+    /// count as covered, and no search ranks them by this model. Needs
+    /// [`VectorStore::lock_for_writing`] first.
+    pub fn leave_out(&mut self, keys: &[u64]) -> Result<()> {
+        let zero = vec![0f32; self.dim];
+        let items: Vec<(u64, Vec<f32>)> = keys.iter().map(|&k| (k, zero.clone())).collect();
+        self.append(&items)
+    }
+
     /// Appends vectors (quantised to int8) and makes them durable. Keys already present are
     /// skipped. Needs [`VectorStore::lock_for_writing`] first.
     pub fn append(&mut self, items: &[(u64, Vec<f32>)]) -> Result<()> {
@@ -369,6 +378,8 @@ pub struct VectorIndex {
     /// Row of each chunk key (chunks with the same key have the same vector).
     rows_by_key: HashMap<u64, u32>,
     total: u64,
+    /// Chunks the model leaves out on purpose (see [`VectorStore::leave_out`]).
+    left_out: u64,
 }
 
 /// A query's cosine similarity to every chunk of a [`VectorIndex`]: the ranking, and the
@@ -443,9 +454,14 @@ impl VectorIndex {
             addrs: Vec::with_capacity(live.len()),
             rows_by_key: HashMap::with_capacity(live.len()),
             total: live.len() as u64,
+            left_out: 0,
         };
         for (key, addr) in live {
             if let Some(v) = store.get(key) {
+                if is_left_out(v) {
+                    index.left_out += 1;
+                    continue;
+                }
                 let inv = inverse_norm(v);
                 index.data.extend_from_slice(v);
                 index.inv_norms.push(inv);
@@ -476,9 +492,9 @@ impl VectorIndex {
         self.rows_by_key.contains_key(&key)
     }
 
-    /// Chunks with a vector and chunks in all.
+    /// Chunks covered (with a vector, or left out on purpose by the model) and chunks in all.
     pub fn coverage(&self) -> (u64, u64) {
-        (self.addrs.len() as u64, self.total)
+        (self.addrs.len() as u64 + self.left_out, self.total)
     }
 
     /// The `k` chunks most similar to `query` (cosine), best first.
@@ -511,6 +527,12 @@ pub fn quantized_query(query: &[f32]) -> (Vec<i8>, f32) {
     let q = quantize(query);
     let inv = inverse_norm(&q);
     (q, inv)
+}
+
+/// Whether a stored vector is the mark of a chunk left out on purpose: no model's normalised
+/// vector quantises to all zeros (its largest component becomes ±127).
+fn is_left_out(v: &[i8]) -> bool {
+    v.iter().all(|&x| x == 0)
 }
 
 /// 1 / |v| of an int8 vector (0 for the zero vector).

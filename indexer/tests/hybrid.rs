@@ -33,7 +33,9 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     let store = sift_indexer::Store::open(dir.path(), &[sift_indexer::STORE_ENTRIES]).unwrap();
     let (index, _) = CodeIndex::open_or_create(&store).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
-    index.embed_missing(&Words, 16, &NoProgress, &AtomicBool::new(false)).unwrap();
+    index
+        .embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &AtomicBool::new(false))
+        .unwrap();
     let store = index.vector_store(&Words).unwrap();
     let vectors = index.vector_index(&store).unwrap();
     let query = "compress the response body";
@@ -63,4 +65,59 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     assert_eq!(fused[0].path, "a.py");
     // A key the index does not hold has no similarity.
     assert_eq!(sims.of_key(u64::MAX - 1), None);
+}
+
+#[test]
+fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
+    let dir = tree();
+    let root = dir.path();
+    // A gettext catalog (text under locale/), and code under a locale-named package, which is
+    // not a translation and must still get a vector.
+    write(
+        root,
+        "locale/de/LC_MESSAGES/django.po",
+        "msgid \"compress the response body\"\nmsgstr \"den Antworttext komprimieren\"\n",
+    );
+    write(root, "app/locale/formats.py", "def compress_format(response):\n    return response\n");
+    let store = sift_indexer::Store::open(root, &[sift_indexer::STORE_ENTRIES]).unwrap();
+    let (index, _) = CodeIndex::open_or_create(&store).unwrap();
+    index.update(&UpdateOptions::default(), &NoProgress).unwrap();
+    let stop = AtomicBool::new(false);
+    let report = index
+        .embed_missing(&Words, sift_indexer::Scope::NoTranslations, 16, &NoProgress, &stop)
+        .unwrap();
+    assert_eq!(report.left_out, 1, "{report:?}");
+    assert_eq!(report.embedded, 6, "{report:?}");
+    assert_eq!(report.with_vectors, report.chunks, "left-out chunks count as covered: {report:?}");
+    assert!(!report.interrupted);
+
+    let vstore = index.vector_store(&Words).unwrap();
+    let vectors = index.vector_index(&vstore).unwrap();
+    assert_eq!(vectors.coverage(), (7, 7));
+    let query = "compress the response body";
+    let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
+    let sims = vectors.similarities(&qv);
+    let opts = SearchOptions { k: 10, max_per_file: None };
+    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    let paths: Vec<&str> = semantic.iter().map(|h| h.path.as_str()).collect();
+    assert!(!paths.contains(&"locale/de/LC_MESSAGES/django.po"), "{paths:?}");
+    assert!(paths.contains(&"app/locale/formats.py"), "{paths:?}");
+    // Lexical search still finds the catalog by its words.
+    let lexical = index.search("Antworttext", &opts).unwrap();
+    assert_eq!(lexical[0].path, "locale/de/LC_MESSAGES/django.po");
+
+    // A second pass has nothing left to do, whatever its scope: the mark is stored.
+    let again =
+        index.embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &stop).unwrap();
+    assert_eq!((again.embedded, again.left_out), (0, 0), "{again:?}");
+}
+
+#[test]
+fn only_text_under_a_translations_directory_is_a_translation() {
+    use sift_indexer::embed::is_translation;
+    assert!(is_translation("django/conf/locale/de/LC_MESSAGES/django.po", "text"));
+    assert!(is_translation("web/i18n/fr.json", "json"));
+    assert!(!is_translation("django/conf/locale/de/formats.py", "python"));
+    assert!(!is_translation("docs/localed.txt", "text"));
+    assert!(!is_translation("README.md", "markdown"));
 }

@@ -34,17 +34,37 @@ pub struct Coverage {
     /// What went wrong, when `state` is `failed`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
-    /// Chunks with an embedding (searchable by meaning).
+    /// Chunks with an embedding of the model searches use now (searchable by meaning).
     pub embedded: u64,
-    /// `off` (no model), `pending`, `embedding`, `ready`, `paused`, `waiting` (another process
-    /// embeds) or `failed`.
+    /// That model's: `off` (no model), `pending`, `embedding`, `ready`, `paused`, `waiting`
+    /// (another process embeds) or `failed`.
     pub embed_state: &'static str,
-    /// The embedding model's id, when one is loaded.
+    /// The id of the embedding model searches use now, when one is loaded.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed_model: Option<String>,
     /// Why semantic search is off, when it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub embed_message: Option<String>,
+    /// The progressive upgrade (`[embed] upgrade`), when one is configured and installed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embed_upgrade: Option<UpgradeCoverage>,
+}
+
+/// Where the progressive upgrade stands.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub struct UpgradeCoverage {
+    /// The model's name.
+    pub model: String,
+    /// Chunks with its vector.
+    pub embedded: u64,
+    /// Whether searches use it now (once its vectors cover every chunk).
+    pub in_use: bool,
+    /// Its pass's state, as `embedState`.
+    pub state: &'static str,
+    /// Why it cannot run, when it cannot.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
 }
 
 /// A message from an update to whoever shows progress.
@@ -167,6 +187,7 @@ impl Workspace {
             embed_state: "off",
             embed_model: None,
             embed_message: None,
+            embed_upgrade: None,
         };
         let semantic = Semantic::load(embed);
         let (tx, rx) = mpsc::channel(1);
@@ -298,10 +319,18 @@ impl Workspace {
     /// A snapshot of how complete the index is.
     pub fn coverage(&self) -> Coverage {
         let mut c = self.coverage.lock().unwrap_or_else(|e| e.into_inner()).clone();
-        c.embedded = self.semantic.embedded.load(std::sync::atomic::Ordering::Relaxed);
-        c.embed_state = self.semantic.state();
-        c.embed_model = self.semantic.model_id().map(str::to_string);
+        let active = self.semantic.active();
+        c.embedded = active.embedded.load(std::sync::atomic::Ordering::Relaxed);
+        c.embed_state = active.state();
+        c.embed_model = active.model_id().map(str::to_string);
         c.embed_message = self.semantic.unavailable().map(str::to_string);
+        c.embed_upgrade = self.semantic.upgrade().map(|u| UpgradeCoverage {
+            model: u.model,
+            embedded: u.embedded,
+            in_use: u.in_use,
+            state: u.state,
+            message: u.unavailable,
+        });
         c
     }
 
@@ -466,7 +495,9 @@ impl std::ops::Deref for Workspace {
 
 impl Workspace {
     /// Embeds what the last update added (on a blocking thread), unless another update is
-    /// already waiting: that one goes first, and the pass after it picks up from there.
+    /// already waiting: that one goes first, and the pass after it picks up from there. Then
+    /// the progressive upgrade's pass, when one is configured (at low priority, see
+    /// [`Semantic::run_upgrade_pass`]).
     async fn embed_pass(self: Arc<Self>, sink: mpsc::UnboundedSender<ProgressEvent>) {
         if !self.semantic.available() {
             return;
@@ -475,28 +506,39 @@ impl Workspace {
         let ws = self.clone();
         let root = self.root.clone();
         let result = tokio::task::spawn_blocking(move || {
-            let progress = EmbedProgress {
-                root: ws.root.clone(),
-                tx: sink.clone(),
-                shown: Default::default(),
-                total: Default::default(),
-                done: Default::default(),
-            };
-            let report = ws.semantic.run_pass(&ws.index, &progress);
-            if progress.shown.load(std::sync::atomic::Ordering::Relaxed)
-                && let Some(r) = &report
-            {
-                let message = format!("{} of {} chunks embedded", r.with_vectors, r.chunks);
-                let _ = sink.send(ProgressEvent::End {
-                    root: ws.root.clone(),
-                    what: "embedding",
-                    message,
-                });
-            }
+            ws.embed_with_progress(&sink, "embedding", |p| ws.semantic.run_pass(&ws.index, p));
+            ws.embed_with_progress(&sink, "upgrading embeddings", |p| {
+                ws.semantic.run_upgrade_pass(&ws.index, p)
+            });
         })
         .await;
         if let Err(e) = result {
             tracing::error!(root = %root.display(), "embedding crashed: {e}");
+        }
+    }
+
+    /// Runs one embedding pass with its progress shown as `what`, and ends that progress.
+    fn embed_with_progress(
+        &self,
+        sink: &mpsc::UnboundedSender<ProgressEvent>,
+        what: &'static str,
+        pass: impl FnOnce(&EmbedProgress) -> Option<sift_indexer::EmbedReport>,
+    ) {
+        let progress = EmbedProgress {
+            root: self.root.clone(),
+            what,
+            tx: sink.clone(),
+            shown: Default::default(),
+            total: Default::default(),
+            done: Default::default(),
+        };
+        let report = pass(&progress);
+        if progress.shown.load(std::sync::atomic::Ordering::Relaxed)
+            && let Some(r) = &report
+        {
+            let message =
+                format!("{} of {} chunks embedded ({})", r.with_vectors, r.chunks, r.model);
+            let _ = sink.send(ProgressEvent::End { root: self.root.clone(), what, message });
         }
     }
 }
@@ -507,6 +549,8 @@ const VISIBLE_EMBEDDING: u64 = 256;
 /// Sends embedding progress to the protocol side.
 struct EmbedProgress {
     root: PathBuf,
+    /// `embedding` or `upgrading embeddings`.
+    what: &'static str,
     tx: mpsc::UnboundedSender<ProgressEvent>,
     shown: std::sync::atomic::AtomicBool,
     total: std::sync::atomic::AtomicU64,
@@ -520,7 +564,7 @@ impl Progress for EmbedProgress {
             self.total.store(total, std::sync::atomic::Ordering::Relaxed);
             let _ = self.tx.send(ProgressEvent::Begin {
                 root: self.root.clone(),
-                what: "embedding",
+                what: self.what,
                 total,
             });
         }
@@ -533,7 +577,7 @@ impl Progress for EmbedProgress {
             let total = self.total.load(Relaxed);
             let _ = self.tx.send(ProgressEvent::Report {
                 root: self.root.clone(),
-                what: "embedding",
+                what: self.what,
                 done,
                 total,
             });

@@ -54,14 +54,16 @@ fn cli(root: &Path, query: &str, k: usize) -> Vec<(String, u64)> {
         .collect()
 }
 
-/// Waits until the server's index and embeddings are ready.
-fn wait_ready(server: &mut StdioServer) {
+/// Waits until the server's index and embeddings are ready, the progressive upgrade's
+/// included (the CLI uses it once `sift index` has computed it); returns the status.
+fn wait_ready(server: &mut StdioServer) -> Value {
     let deadline = Instant::now() + Duration::from_secs(120);
     loop {
         let status = server.request("workspace/executeCommand", json!({"command": "sift.status"}));
         let ws = &status["result"]["workspaces"][0];
-        if ws["state"] == "ready" && ws["embedState"] == "ready" {
-            return;
+        let upgraded = ws["embedUpgrade"].is_null() || ws["embedUpgrade"]["inUse"] == true;
+        if ws["state"] == "ready" && ws["embedState"] == "ready" && upgraded {
+            return ws.clone();
         }
         assert!(Instant::now() < deadline, "not ready: {status}\n{}", server.stderr_tail());
         std::thread::sleep(Duration::from_millis(200));
@@ -100,7 +102,12 @@ fn the_cli_and_the_server_rank_alike_and_unsaved_names_come_first() {
 
     let mut server = StdioServer::start_with_models(&[]);
     server.initialize(&root);
-    wait_ready(&mut server);
+    let status = wait_ready(&mut server);
+    // The default configuration's upgrade (the transformer, which `sift model install` puts
+    // beside the static model) was computed by `sift index`: the server searches with it too.
+    assert_eq!(status["embedUpgrade"]["model"], "all-minilm-l6-v2", "{status}");
+    assert_eq!(status["embedUpgrade"]["state"], "ready", "{status}");
+    assert!(status["embedModel"].as_str().unwrap().starts_with("all-minilm-l6-v2/"), "{status}");
     for query in ["wait before trying the request again", "check_password", "helper state"] {
         let from_cli = cli(&root, query, 10);
         let result = search(&mut server, query, 10);

@@ -217,3 +217,96 @@ fn eval_scores_rankings_at_file_level() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("queries.jsonl:1"), "{}", stderr(&out));
 }
+
+#[test]
+fn the_upgrade_embeds_after_the_first_model_and_searches_switch_to_it() {
+    if !models_installed() {
+        return;
+    }
+    let dir = corpus();
+    let root = dir.path().to_str().unwrap();
+    // A translation catalog: searchable by its words, not worth the slow model's time.
+    write(
+        dir.path(),
+        "locale/de/LC_MESSAGES/django.po",
+        "msgid \"Wait longer between tries\"\nmsgstr \"Zwischen den Versuchen länger warten\"\n",
+    );
+    let elsewhere = tempfile::tempdir().unwrap();
+    let queries = elsewhere.path().join("queries.jsonl");
+    std::fs::write(&queries, "{\"q\": \"check password\", \"gold\": [\"auth/login.py\"]}\n")
+        .unwrap();
+    // The model searches use, as `sift eval` names it.
+    let model_in_use = |env: &[(&str, &str)]| {
+        let out = sift_with_models()
+            .args(["eval", "--path", root, "--no-refresh", queries.to_str().unwrap()])
+            .envs(env.iter().copied())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let line = text.lines().find(|l| l.starts_with("model: ")).expect("a model line");
+        line["model: ".len()..].split(';').next().unwrap().to_string()
+    };
+
+    // The first model only: searches use it and say the upgrade is not there yet.
+    let first = index_json(root, &["--no-upgrade"]);
+    let chunks = first["chunks_total"].as_u64().unwrap();
+    assert_eq!(first["embeddings"]["with_vectors"].as_u64(), Some(chunks), "{first}");
+    assert!(first["upgrade"].is_null(), "{first}");
+    assert!(model_in_use(&[]).starts_with("all-minilm-l6-v2-static"));
+    let out = run(&["search", "--path", root, "--json", "check password"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_lines(&out)[0]["path"], "auth/login.py");
+    assert!(
+        stderr(&out).contains(&format!(
+            "until all-minilm-l6-v2 has vectors for every chunk (0 of {chunks}"
+        )),
+        "a search never starts the upgrade itself: {}",
+        stderr(&out)
+    );
+
+    // `sift index` computes the upgrade, leaving the catalog out; searches switch to it.
+    let full = index_json(root, &[]);
+    let up = &full["upgrade"];
+    assert_eq!(up["left_out"], 1, "{full}");
+    assert_eq!(up["embedded"].as_u64(), Some(chunks - 1), "{full}");
+    assert_eq!(up["with_vectors"].as_u64(), Some(chunks), "{full}");
+    assert_eq!(full["embeddings"]["embedded"], 0, "the first model's vectors were kept: {full}");
+    assert!(model_in_use(&[]).starts_with("all-minilm-l6-v2/"), "{}", model_in_use(&[]));
+    let out = run(&[
+        "search",
+        "--path",
+        root,
+        "--mode",
+        "semantic",
+        "--json",
+        "wait longer between repeated tries",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    let hits = json_lines(&out);
+    assert_eq!(hits[0]["path"], "net/retry.py", "{}", stdout(&out));
+    assert!(
+        hits.iter().all(|h| h["path"] != "locale/de/LC_MESSAGES/django.po"),
+        "the left-out catalog has no vector: {}",
+        stdout(&out)
+    );
+    // Lexical search still finds it.
+    let out = run(&["search", "--path", root, "--json", "Versuchen"]);
+    assert_eq!(json_lines(&out)[0]["path"], "locale/de/LC_MESSAGES/django.po", "{}", stdout(&out));
+
+    // A small edit: the search embeds the new chunk with both models and keeps the upgrade.
+    write(
+        dir.path(),
+        "net/jitter.py",
+        "def add_jitter(delay):\n    \"\"\"Randomise the pause so clients do not retry in lockstep.\"\"\"\n    return delay * random.uniform(0.5, 1.5)\n",
+    );
+    let out = run(&["search", "--path", root, "--json", "add_jitter"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_lines(&out)[0]["path"], "net/jitter.py");
+    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    assert!(model_in_use(&[]).starts_with("all-minilm-l6-v2/"));
+
+    // Turned off, searches use the first model again.
+    assert!(model_in_use(&[("SIFT_EMBED_UPGRADE", "none")]).starts_with("all-minilm-l6-v2-static"));
+}

@@ -110,7 +110,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     }
 
     let index = super::search::open_index(&root, &args.walk, false)?;
-    let semantic = super::semantic::for_search(&index, &root, false, false)?;
+    let semantic = super::semantic::for_search(&index, &root, false, false, None)?;
     let workspace = Workspace::new(index, semantic)?;
     let unsaved = BTreeMap::new();
 

@@ -18,7 +18,6 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use sift_engine::semantic::Semantic;
 use sift_engine::{Mode, Query, Workspace};
 use sift_indexer::{Error, Fusion, Hit};
 
@@ -161,22 +160,15 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         }
     }
     let index = super::search::open_index(&root, &args.walk, args.no_refresh)?;
-    let config = super::semantic::embed_config(&root)?;
-    let model = super::semantic::load_model(&config, false, false)?;
-    let mut model_id = None;
-    let semantic = match model {
-        Some(model) => {
-            let v = super::semantic::vectors(&index, &model, &config, !args.no_refresh)?;
-            if v.is_empty() {
-                eprintln!("note: no chunk has an embedding yet; only lexical search is scored");
-                Semantic::off("no embeddings yet")
-            } else {
-                model_id = Some(model.embedder.id().to_string());
-                Semantic::ready(model, v)
-            }
-        }
-        None => Semantic::off("no embedding model"),
-    };
+    // The model and vectors `sift search` would use (the upgrade's once complete).
+    let semantic = super::semantic::for_search(&index, &root, !args.no_refresh, false, None)?;
+    let model_id = semantic.model_id().map(str::to_string);
+    if model_id.is_none() {
+        eprintln!(
+            "note: semantic search is off ({}); only lexical search is scored",
+            semantic.unavailable().unwrap_or("no embeddings yet")
+        );
+    }
     // The same engine search as `sift search` and the language server run.
     let workspace = Workspace::new(index, semantic)?;
     let defaults = Fusion::default();

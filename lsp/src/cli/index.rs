@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use sift_indexer::{CodeIndex, OpenNotice, UpdateReport};
+use sift_engine::semantic::{Semantic, UPGRADE_SCOPE};
+use sift_indexer::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport};
+use sift_runtime::embed::{EmbedConfig, LoadedModel};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs, human_bytes};
@@ -33,6 +35,10 @@ pub struct IndexArgs {
     /// Build the lexical index only; compute no embeddings.
     #[arg(long)]
     no_embed: bool,
+    /// Compute the first model's embeddings only, not the upgrade's (`[embed] upgrade`):
+    /// searches use the first model's until a later `sift index` completes the upgrade.
+    #[arg(long, conflicts_with = "no_embed")]
+    no_upgrade: bool,
     /// After indexing, keep watching the tree and update the index as files change (until
     /// interrupted). While it runs, `sift search` skips its own check for changes.
     #[arg(long, conflicts_with = "json")]
@@ -81,27 +87,27 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
         print_report(&index, &report, opts.config.max_file_size);
     }
     // Embeddings come second: lexical search works from here on, whatever happens next.
+    // Then the upgrade's, slower (searches switch to them once they cover every chunk).
     let mut embedded = None;
+    let mut upgraded = None;
     if !args.no_embed {
         let config = super::semantic::embed_config(&root)?;
-        if let Some(model) = super::semantic::load_model(&config, false, args.json)?
-            && let Some((r, secs)) =
-                super::semantic::embed_missing(&index, &model, &config, args.quiet || args.json)?
-        {
-            {
-                if !args.json {
-                    #[allow(clippy::print_stdout)]
-                    {
-                        println!("{}", super::semantic::describe_report(&r, secs, &model));
-                    }
-                }
-                embedded = Some(r);
-            }
+        let quiet = args.quiet || args.json;
+        let first = super::semantic::load_model(&config, false, args.json)?;
+        if let Some(model) = &first {
+            embedded = embed_with(&index, model, &config, Scope::All, quiet, !args.json)?;
+        }
+        if let (Some(_), Some(up), false) = (&first, config.upgrade_config(), args.no_upgrade) {
+            upgraded = super::semantic::load_upgrade(&up, false, args.json)
+                .map(|model| embed_with(&index, &model, &up, UPGRADE_SCOPE, quiet, !args.json))
+                .transpose()?
+                .flatten();
         }
     }
     if args.json {
         let mut value = serde_json::to_value(&report)?;
         value["embeddings"] = serde_json::to_value(&embedded)?;
+        value["upgrade"] = serde_json::to_value(&upgraded)?;
         #[allow(clippy::print_stdout)]
         {
             println!("{value}");
@@ -112,19 +118,52 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             Some(guard) => guard,
             None => index.layout().watch()?,
         };
-        watch(&index, &opts, guard, idle)?;
+        let semantic = (!args.no_embed).then(|| {
+            let config = super::semantic::embed_config(&root).map_err(|e| e.to_string());
+            let config = match config {
+                Ok(c) if args.no_upgrade => Ok(EmbedConfig { upgrade: None, ..c }),
+                other => other,
+            };
+            Semantic::load(config)
+        });
+        watch(&index, &opts, guard, idle, semantic.as_ref())?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// Embeds what `model` has no vector for yet and says so (`say`); the report, when it ran.
+fn embed_with(
+    index: &CodeIndex,
+    model: &LoadedModel,
+    config: &EmbedConfig,
+    scope: Scope,
+    quiet: bool,
+    say: bool,
+) -> Result<Option<EmbedReport>> {
+    let Some((r, secs)) = super::semantic::embed_missing(index, model, config, scope, quiet)?
+    else {
+        return Ok(None);
+    };
+    if say {
+        #[allow(clippy::print_stdout)]
+        {
+            println!("{}", super::semantic::describe_report(&r, secs, model));
+        }
+    }
+    Ok(Some(r))
+}
+
 /// Updates the index whenever files change, until the process is interrupted, or, with an
-/// `idle` limit, until no search has relied on the watcher for that long.
+/// `idle` limit, until no search has relied on the watcher for that long. With `semantic`,
+/// the changed chunks get their embeddings after each update too (the upgrade's at low
+/// priority), as in the language server: searches that trust the watcher do not embed.
 #[allow(clippy::print_stdout)]
 fn watch(
     index: &CodeIndex,
     opts: &sift_indexer::UpdateOptions,
     _guard: sift_indexer::WatchGuard,
     idle: Option<std::time::Duration>,
+    semantic: Option<&Semantic>,
 ) -> Result<()> {
     let (tx, rx) = std::sync::mpsc::channel::<Change>();
     let _watcher = watch_tree(index.root(), move |change| {
@@ -184,10 +223,16 @@ fn watch(
             index.update_paths(&paths, opts, &sift_indexer::NoProgress)
         };
         match result {
-            Ok(r) if r.changed_anything() => println!(
-                "updated: {} added, {} changed, {} removed ({} ms)",
-                r.added, r.changed, r.removed, r.elapsed_ms
-            ),
+            Ok(r) if r.changed_anything() => {
+                println!(
+                    "updated: {} added, {} changed, {} removed ({} ms)",
+                    r.added, r.changed, r.removed, r.elapsed_ms
+                );
+                if let Some(semantic) = semantic {
+                    semantic.run_pass(index, &sift_indexer::NoProgress);
+                    semantic.run_upgrade_pass(index, &sift_indexer::NoProgress);
+                }
+            }
             Ok(_) => {}
             Err(e) => eprintln!("warning: {e}"),
         }

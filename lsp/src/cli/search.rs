@@ -52,11 +52,19 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if sift_indexer::tokenizer::tokenize(&query).is_empty() {
         return Err(Error::EmptyQuery(query).into());
     }
+    // The model loads (and embeds the query) on the other core while the index is opened.
+    let preload = match args.mode {
+        Some(Mode::Lexical) => None,
+        _ => super::semantic::preload(&root, &query),
+    };
     let index = open_index(&root, &args.walk, args.no_refresh)?;
     let refresh = !args.no_refresh && !index.layout().is_watched();
     let semantic = match args.mode {
         Some(Mode::Lexical) => Semantic::off("lexical search was asked for"),
-        mode => super::semantic::for_search(&index, &root, refresh, mode == Some(Mode::Semantic))?,
+        mode => {
+            let required = mode == Some(Mode::Semantic);
+            super::semantic::for_search(&index, &root, refresh, required, preload)?
+        }
     };
     let workspace = Workspace::new(index, semantic)?;
     let found = sift_engine::search(
@@ -75,6 +83,9 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if refresh {
         keep_watching(&root, &args)?;
     }
+    // Nothing is left to write: the process ends without tearing the model and the index down
+    // (onnxruntime's session and thread pools take tens of milliseconds to drop).
+    std::mem::forget(workspace);
     Ok(ExitCode::SUCCESS)
 }
 

@@ -6,9 +6,9 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
-use sift_engine::semantic::Semantic;
-use sift_indexer::vectors::VectorIndex;
-use sift_indexer::{CodeIndex, EmbedReport, Error};
+use sift_engine::semantic::{Semantic, UPGRADE_SCOPE};
+use sift_indexer::vectors::{VectorIndex, VectorStore};
+use sift_indexer::{CodeIndex, EmbedReport, Error, Scope, TextKind};
 use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
 
 use super::progress::TerminalProgress;
@@ -50,25 +50,107 @@ pub fn load_model(
     }
 }
 
-/// The model and vectors for a search: as configured, except that when the GPU is configured
-/// and nothing but the query needs embedding, the model runs on the CPU. One short text costs a
-/// few milliseconds there, while starting CUDA costs about a second (measured on an H200: a CLI
-/// hybrid query took 1.1 s with the query embedded on CUDA); both give the same vectors.
-pub fn search_model(
+/// Loads the progressive upgrade's model (`[embed] upgrade`), for indexing or (`queries`)
+/// for a search's query alone. One that is not installed is skipped silently (the default
+/// names the transformer, which `sift model install` puts there beside the static model); one
+/// that cannot load is a notice (unless `quiet`): the first model's vectors serve.
+pub fn load_upgrade(config: &EmbedConfig, queries: bool, quiet: bool) -> Option<LoadedModel> {
+    let loaded = if queries { embed::load_for_queries(config) } else { embed::load(config) };
+    match loaded {
+        Ok(model) => Some(model),
+        Err(ModelError::NotInstalled { .. }) => None,
+        Err(e) => {
+            if !quiet {
+                eprintln!(
+                    "note: the embedding upgrade ({}) is off: {e}; searches use the first model's vectors",
+                    config.model_name()
+                );
+            }
+            None
+        }
+    }
+}
+
+/// Chunks a search embeds with the upgrade itself before using it (about a second of the
+/// transformer on two cores): what a few edits since the last `sift index` leave. More, or an
+/// upgrade not started, are left to `sift index` (or the language server).
+const UPGRADE_CATCH_UP: u64 = 64;
+
+/// The vectors stored for `config`'s model, read without loading the model (`None` when it is
+/// not installed).
+fn stored_vectors(index: &CodeIndex, config: &EmbedConfig) -> Result<Option<VectorIndex>> {
+    let Ok(info) = embed::configured_info(config) else { return Ok(None) };
+    let store = index.vector_store_of(&embed::vectors_id(&info), info.dim)?;
+    Ok(Some(index.vector_index(&store)?))
+}
+
+/// The upgrade's model and vectors for a search, when its vectors cover every chunk (after
+/// embedding the few that changed, when `refresh`). Its coverage is read before the model is
+/// loaded: an upgrade not computed yet costs the search nothing but this notice (unless
+/// `quiet`).
+fn upgraded(
+    index: &CodeIndex,
+    config: &EmbedConfig,
+    refresh: bool,
+    quiet: bool,
+    preload: &mut Option<Preload>,
+) -> Result<Option<(LoadedModel, VectorIndex)>> {
+    let Some(up) = config.upgrade_config() else { return Ok(None) };
+    let Some(vectors) = stored_vectors(index, &up)? else { return Ok(None) };
+    let (with, total) = vectors.coverage();
+    let missing = total - with;
+    // Catching up is for an upgrade `sift index` computed before: a search never starts one.
+    let catch_up = refresh && with > 0 && missing <= UPGRADE_CATCH_UP;
+    if total == 0 || (missing > 0 && !catch_up) {
+        if total > 0 && !quiet {
+            eprintln!(
+                "note: semantic search uses {} until {} has vectors for every chunk ({with} of {total} so far; `sift index` computes the rest)",
+                config.model_name(),
+                up.model_name()
+            );
+        }
+        return Ok(None);
+    }
+    let preloaded = if missing == 0 { Preload::take(preload, &up) } else { None };
+    let Some(model) = preloaded.or_else(|| load_upgrade(&up, missing == 0, quiet)) else {
+        return Ok(None);
+    };
+    if missing == 0 {
+        return Ok(Some((model, vectors)));
+    }
+    embed_missing(index, &model, &up, UPGRADE_SCOPE, true)?;
+    let vectors = vector_index(index, &model)?;
+    let (with, total) = vectors.coverage();
+    Ok((with == total).then_some((model, vectors)))
+}
+
+/// The model and vectors for a search: the upgrade's when they cover the index, else the
+/// configured model's. When nothing but the query needs embedding (every chunk has its vector,
+/// or no refresh), the model is loaded for queries: on the CPU (one short text costs a few
+/// milliseconds there, while starting CUDA costs about a second: measured on an H200, a CLI
+/// hybrid query took 1.1 s with the query embedded on CUDA; both give the same vectors), and
+/// without the graph optimisation that only pays off over many texts. A `preload` of the model
+/// chosen is used instead of loading it again.
+fn search_model(
     index: &CodeIndex,
     config: &EmbedConfig,
     refresh: bool,
     required: bool,
+    preload: &mut Option<Preload>,
 ) -> Result<Option<(LoadedModel, VectorIndex)>> {
-    if config.device == embed::Device::Cuda && config.enabled {
-        let cpu = EmbedConfig { device: embed::Device::Cpu, ..config.clone() };
-        if let Ok(model) = embed::load(&cpu) {
-            let vectors = vector_index(index, &model)?;
-            let (with, total) = vectors.coverage();
-            if !refresh || with == total {
-                note_coverage(&vectors);
-                return Ok(Some((model, vectors)));
-            }
+    if let Some(found) = upgraded(index, config, refresh, false, preload)? {
+        return Ok(Some(found));
+    }
+    if config.enabled
+        && let Some(vectors) = stored_vectors(index, config)?
+    {
+        let (with, total) = vectors.coverage();
+        if (!refresh || with == total)
+            && let Some(model) =
+                Preload::take(preload, config).or_else(|| embed::load_for_queries(config).ok())
+        {
+            note_coverage(&vectors);
+            return Ok(Some((model, vectors)));
         }
     }
     let Some(model) = load_model(config, required, false)? else { return Ok(None) };
@@ -78,21 +160,99 @@ pub fn search_model(
 
 /// The embeddings a search of `index` uses, as the engine's [`Semantic`]: the model and the
 /// vectors (embedding what is missing first when `refresh`), or why there are none. `required`
-/// (semantic mode) makes a model that cannot be loaded an error.
+/// (semantic mode) makes a model that cannot be loaded an error. `preload`: see [`preload`].
 pub fn for_search(
     index: &CodeIndex,
     root: &Path,
     refresh: bool,
     required: bool,
+    mut preload: Option<Preload>,
 ) -> Result<Semantic> {
     let config = embed_config(root)?;
-    Ok(match search_model(index, &config, refresh, required)? {
+    Ok(match search_model(index, &config, refresh, required, &mut preload)? {
         None => Semantic::off("no embedding model"),
         Some((_, vectors)) if vectors.is_empty() => Semantic::off(
             "no embeddings for this index yet: run `sift index` (or `sift search` without --no-refresh)",
         ),
-        Some((model, vectors)) => Semantic::ready(model, vectors),
+        Some((model, vectors)) => {
+            let id = model.embedder.id().to_string();
+            let semantic = Semantic::ready(model, vectors);
+            // The query's embedding, when the preload computed it with this very model.
+            if let Some((query, vector)) = preload.and_then(|p| p.query_vector(&id)) {
+                semantic.remember_query(&query, vector);
+            }
+            semantic
+        }
     })
+}
+
+/// A model's id and the embedding of a query by it.
+type QueryVector = (String, Vec<f32>);
+
+/// A search's model, loading on a thread of its own (and embedding the query once loaded) while
+/// the index is opened and checked for changes: the two do not depend on each other. See
+/// [`preload`].
+pub struct Preload {
+    /// The model being loaded, as configured.
+    model: String,
+    query: String,
+    /// Until taken.
+    thread: Option<std::thread::JoinHandle<Option<LoadedModel>>>,
+    /// The model's id and the query's embedding, once joined.
+    vector: std::sync::Arc<std::sync::Mutex<Option<QueryVector>>>,
+}
+
+/// Starts loading the model a search of `root` will most likely use, for `query`: the upgrade
+/// (`[embed] upgrade`) when vectors of it are stored, else the configured model when vectors of
+/// it are. Nothing is read but the configuration and the model's `sift-model.toml`; a guess
+/// that turns out wrong (the upgrade's vectors do not cover the index after all) costs a model
+/// load on the other core, and the search loads the right one itself.
+pub fn preload(root: &Path, query: &str) -> Option<Preload> {
+    let config = embed_config(root).ok()?;
+    let store = sift_engine::store::open(root).ok()?;
+    let layout = sift_indexer::Layout::new(&store);
+    let has_vectors = |c: &EmbedConfig| {
+        embed::configured_info(c).is_ok_and(|info| {
+            let path = VectorStore::path_for(&layout, &embed::vectors_id(&info));
+            std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
+        })
+    };
+    let chosen = match config.upgrade_config() {
+        Some(up) if has_vectors(&up) => up,
+        _ if config.enabled && has_vectors(&config) => config,
+        _ => return None,
+    };
+    let vector = std::sync::Arc::new(std::sync::Mutex::new(None));
+    let (text, out) = (query.to_string(), vector.clone());
+    let model = chosen.model_name().to_string();
+    let thread = std::thread::Builder::new()
+        .name("sift-query-model".into())
+        .spawn(move || {
+            let model = embed::load_for_queries(&chosen).ok()?;
+            if let Ok(mut v) = model.embedder.embed(&[text.as_str()], TextKind::Query)
+                && let Some(v) = v.pop()
+            {
+                *out.lock().unwrap_or_else(|e| e.into_inner()) =
+                    Some((model.embedder.id().to_string(), v));
+            }
+            Some(model)
+        })
+        .ok()?;
+    Some(Preload { model, query: query.to_string(), thread: Some(thread), vector })
+}
+
+impl Preload {
+    /// The preloaded model, when `preload` holds `config`'s and it loaded (waits for it).
+    fn take(preload: &mut Option<Preload>, config: &EmbedConfig) -> Option<LoadedModel> {
+        let p = preload.as_mut().filter(|p| p.model == config.model_name())?;
+        p.thread.take()?.join().ok().flatten()
+    }
+
+    /// The query and its embedding, when the model whose id is `id` computed it.
+    fn query_vector(self, id: &str) -> Option<(String, Vec<f32>)> {
+        let (model, vector) = self.vector.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        (model == id).then_some((self.query, vector))
+    }
 }
 
 /// Embeds the chunks of `index` that have no vector yet. Another process embedding for the
@@ -101,6 +261,7 @@ pub fn embed_missing(
     index: &CodeIndex,
     model: &LoadedModel,
     config: &EmbedConfig,
+    scope: Scope,
     quiet: bool,
 ) -> Result<Option<(EmbedReport, f64)>> {
     let start = Instant::now();
@@ -110,7 +271,7 @@ pub fn embed_missing(
         embed::ModelKind::Transformer => 32,
     });
     let stop = AtomicBool::new(false);
-    let result = index.embed_missing(model.embedder.as_ref(), batch, &progress, &stop);
+    let result = index.embed_missing(model.embedder.as_ref(), scope, batch, &progress, &stop);
     progress.finish();
     match result {
         Ok(report) => Ok(Some((report, start.elapsed().as_secs_f64()))),
@@ -139,7 +300,7 @@ pub fn vectors(
     // Every chunk has its vector (the usual case): no embedding pass, whose writer lock and
     // second read of the vector file cost a hybrid search more than the search itself.
     if refresh && with < total {
-        embed_missing(index, model, config, false)?;
+        embed_missing(index, model, config, Scope::All, false)?;
         vectors = vector_index(index, model)?;
     }
     note_coverage(&vectors);
@@ -184,6 +345,9 @@ pub fn describe_report(report: &EmbedReport, secs: f64, model: &LoadedModel) -> 
             pct,
             report.chunks,
             if report.interrupted { " (interrupted; the next run resumes)" } else { "" }
-        )
+        ) + &match report.left_out {
+            0 => String::new(),
+            n => format!("; {n} chunks of translations left out"),
+        }
     }
 }

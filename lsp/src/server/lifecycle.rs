@@ -211,7 +211,7 @@ async fn report_progress(
 ) {
     let mut ongoing: Ongoing = HashMap::new();
     let mut counter = 0u32;
-    let unit = |what: &str| if what == "embedding" { "chunks" } else { "files" };
+    let unit = |what: &str| if what.contains("embedding") { "chunks" } else { "files" };
     while let Some(event) = rx.recv().await {
         if !supported {
             continue;

@@ -157,9 +157,10 @@ fn search_one(
     if wanted == Mode::Lexical {
         return Ok(Some((lexical(ws, query.text, opts)?, Mode::Lexical)));
     }
-    let Some(vectors) = ws.semantic.vectors().filter(|v| !v.is_empty()) else { return Ok(None) };
-    let (Some(model), Some(query_vec)) =
-        (ws.semantic.model(), ws.semantic.query_vector(query.text)?)
+    // One model's vectors for the whole search: the upgrade's once complete, else the first's.
+    let semantic = ws.semantic.active();
+    let Some(vectors) = semantic.vectors().filter(|v| !v.is_empty()) else { return Ok(None) };
+    let (Some(model), Some(query_vec)) = (semantic.model(), semantic.query_vector(query.text)?)
     else {
         return Ok(None);
     };

@@ -6,14 +6,24 @@
 //! resumes after it, for free: the cache keeps what was done), and can be paused and resumed by
 //! command. Searches use the latest matrix, whatever its coverage, and report that coverage.
 //! The CLI builds its matrix once ([`Semantic::ready`]).
+//!
+//! Progressive upgrade (`[embed] upgrade`): after the configured model's pass, a better, slower
+//! model (the transformer, by default) embeds the same chunks on a thread of low priority;
+//! searches switch to its vectors once they cover every chunk ([`Semantic::active`]) and use
+//! the first model's until then. Scores of two models are not comparable, so one search never
+//! mixes them.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use sift_indexer::vectors::{VectorIndex, VectorStore};
-use sift_indexer::{CodeIndex, EmbedReport, Error as IndexError, Progress, TextKind};
+use sift_indexer::{CodeIndex, EmbedReport, Error as IndexError, Progress, Scope, TextKind};
 use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelKind};
+
+/// What the progressive upgrade embeds: everything but translation catalogs (a slow model's
+/// time goes to the code and its documentation).
+pub const UPGRADE_SCOPE: Scope = Scope::NoTranslations;
 
 /// Distinct queries whose embeddings are kept.
 const QUERY_CACHE: usize = 256;
@@ -27,6 +37,8 @@ pub struct Semantic {
     /// Why there is no model (shown in the coverage).
     unavailable: Option<String>,
     batch: usize,
+    /// Which chunks this model embeds.
+    scope: Scope,
     store: Mutex<Option<VectorStore>>,
     vectors: RwLock<Option<Arc<VectorIndex>>>,
     queries: Mutex<QueryCache>,
@@ -37,6 +49,29 @@ pub struct Semantic {
     /// Chunks with a vector, as of the latest matrix.
     pub embedded: AtomicU64,
     state: Mutex<&'static str>,
+    /// The model whose vectors replace these once they cover every chunk.
+    upgrade: Option<Upgrade>,
+}
+
+/// A progressive upgrade: loaded by its first pass, on that pass's thread.
+struct Upgrade {
+    config: EmbedConfig,
+    tier: OnceLock<Box<Semantic>>,
+}
+
+/// Where a progressive upgrade stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UpgradeStatus {
+    /// The model's name as configured.
+    pub model: String,
+    /// Chunks with its vector, as of its latest matrix.
+    pub embedded: u64,
+    /// Whether searches use it now (its vectors cover every chunk).
+    pub in_use: bool,
+    /// Its pass's state (as [`Semantic::state`]; `pending` before its first pass).
+    pub state: &'static str,
+    /// Why it cannot run, when it cannot.
+    pub unavailable: Option<String>,
 }
 
 impl Semantic {
@@ -65,6 +100,7 @@ impl Semantic {
             model,
             unavailable,
             batch,
+            scope: Scope::All,
             store: Mutex::new(None),
             vectors: RwLock::new(vectors),
             queries: Mutex::new((HashMap::new(), VecDeque::new())),
@@ -72,12 +108,28 @@ impl Semantic {
             stop: AtomicBool::new(false),
             embedded: AtomicU64::new(0),
             state: Mutex::new(state),
+            upgrade: None,
         }
     }
 
     /// Loads the model `config` names (blocking: reads model files); the matrix is built by
-    /// the first [`Semantic::run_pass`].
+    /// the first [`Semantic::run_pass`]. A configured upgrade that is installed is loaded by the
+    /// first [`Semantic::run_upgrade_pass`].
     pub fn load(config: Result<EmbedConfig, String>) -> Semantic {
+        let upgrade = config.as_ref().ok().and_then(EmbedConfig::upgrade_config);
+        let mut semantic = Semantic::load_one(config);
+        if semantic.available()
+            && let Some(config) = upgrade
+        {
+            match embed::configured_info(&config) {
+                Ok(_) => semantic.upgrade = Some(Upgrade { config, tier: OnceLock::new() }),
+                Err(e) => tracing::info!("no embedding upgrade: {e}"),
+            }
+        }
+        semantic
+    }
+
+    fn load_one(config: Result<EmbedConfig, String>) -> Semantic {
         let (model, unavailable, batch) = match config {
             Err(e) => (None, Some(e), 1),
             Ok(config) if !config.enabled => {
@@ -98,6 +150,45 @@ impl Semantic {
             },
         };
         Semantic::with(model, unavailable, batch, None)
+    }
+
+    /// What searches use now: the upgrade once its vectors cover every chunk, else this.
+    /// Take the model, the vectors and the query's embedding from the one tier this returns.
+    pub fn active(&self) -> &Semantic {
+        match self.upgrade.as_ref().and_then(|u| u.tier.get()) {
+            Some(tier) if tier.covers_all() => tier,
+            _ => self,
+        }
+    }
+
+    /// Whether the latest matrix has a vector for every chunk (and there is one).
+    fn covers_all(&self) -> bool {
+        self.vectors().is_some_and(|v| {
+            let (with, total) = v.coverage();
+            total > 0 && with == total
+        })
+    }
+
+    /// The progressive upgrade's state, when one is configured and installed.
+    pub fn upgrade(&self) -> Option<UpgradeStatus> {
+        let upgrade = self.upgrade.as_ref()?;
+        let model = upgrade.config.model_name().to_string();
+        Some(match upgrade.tier.get() {
+            None => UpgradeStatus {
+                model,
+                embedded: 0,
+                in_use: false,
+                state: "pending",
+                unavailable: None,
+            },
+            Some(tier) => UpgradeStatus {
+                model,
+                embedded: tier.embedded.load(Ordering::Relaxed),
+                in_use: tier.available() && tier.covers_all(),
+                state: tier.state(),
+                unavailable: tier.unavailable.clone(),
+            },
+        })
     }
 
     /// The loaded model, when there is one.
@@ -146,7 +237,13 @@ impl Semantic {
             .map_err(|e| crate::Error::QueryEmbedding(e.to_string()))?
             .pop()
             .unwrap_or_default();
-        let v = Arc::new(v);
+        Ok(Some(self.remember_query(query, v)))
+    }
+
+    /// Keeps `vector` as the embedding of `query` by this model (one computed elsewhere, such
+    /// as the CLI's, computed while the index was being opened).
+    pub fn remember_query(&self, query: &str, vector: Vec<f32>) -> Arc<Vec<f32>> {
+        let v = Arc::new(vector);
         let mut cache = self.queries.lock().unwrap_or_else(|e| e.into_inner());
         let (map, order) = &mut *cache;
         if map.insert(query.to_string(), v.clone()).is_none() {
@@ -157,12 +254,55 @@ impl Semantic {
                 }
             }
         }
-        Ok(Some(v))
+        v
     }
 
     /// One embedding pass (blocking): embeds what the index holds without a vector, unless
     /// paused, then rebuilds the search matrix. Returns what it did, when it ran.
     pub fn run_pass(&self, index: &CodeIndex, progress: &dyn Progress) -> Option<EmbedReport> {
+        self.pass(index, progress, &self.stop, &self.paused)
+    }
+
+    /// The upgrade's pass (blocking), to run after [`Semantic::run_pass`]: on a thread of its
+    /// own at low priority, where its model is loaded the first time, so that onnxruntime's
+    /// worker threads, created by that load, inherit the priority: the editor, the index
+    /// updates and the first model's passes come first. The same stop and pause as this
+    /// model's. `None` when there is no upgrade, it cannot load, or it did not run.
+    pub fn run_upgrade_pass(
+        &self,
+        index: &CodeIndex,
+        progress: &(dyn Progress + Sync),
+    ) -> Option<EmbedReport> {
+        let upgrade = self.upgrade.as_ref()?;
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        std::thread::scope(|scope| {
+            std::thread::Builder::new()
+                .name("sift-embed-upgrade".into())
+                .spawn_scoped(scope, || {
+                    sift_runtime::embed::lower_thread_priority();
+                    let tier = upgrade.tier.get_or_init(|| {
+                        let mut tier = Semantic::load_one(Ok(upgrade.config.clone()));
+                        tier.scope = UPGRADE_SCOPE;
+                        Box::new(tier)
+                    });
+                    tier.pass(index, progress, &self.stop, &self.paused)
+                })
+                .ok()?
+                .join()
+                .ok()
+                .flatten()
+        })
+    }
+
+    fn pass(
+        &self,
+        index: &CodeIndex,
+        progress: &dyn Progress,
+        stop: &AtomicBool,
+        paused: &AtomicBool,
+    ) -> Option<EmbedReport> {
         let model = self.model.as_ref()?;
         let mut guard = self.store.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
@@ -177,20 +317,15 @@ impl Semantic {
         }
         let store = guard.as_mut()?;
         let mut report = None;
-        if self.paused.load(Ordering::Relaxed) {
+        if paused.load(Ordering::Relaxed) {
             self.set_state("paused");
         } else {
             self.set_state("embedding");
-            match index.embed_missing_in(
-                store,
-                model.embedder.as_ref(),
-                self.batch,
-                progress,
-                &self.stop,
-            ) {
+            let embedder = model.embedder.as_ref();
+            match index.embed_missing_in(store, embedder, self.scope, self.batch, progress, stop) {
                 Ok(r) => {
                     self.set_state(if r.interrupted {
-                        if self.paused.load(Ordering::Relaxed) { "paused" } else { "pending" }
+                        if paused.load(Ordering::Relaxed) { "paused" } else { "pending" }
                     } else {
                         "ready"
                     });

@@ -44,7 +44,9 @@ fn workspace() -> (tempfile::TempDir, Workspace) {
     let (index, _) =
         CodeIndex::open_or_create(&sift_engine::store::open(dir.path()).unwrap()).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
-    index.embed_missing(&Words, 64, &NoProgress, &AtomicBool::new(false)).unwrap();
+    index
+        .embed_missing(&Words, sift_indexer::Scope::All, 64, &NoProgress, &AtomicBool::new(false))
+        .unwrap();
     let store = index.vector_store(&Words).unwrap();
     let vectors = index.vector_index(&store).unwrap();
     let model = LoadedModel {

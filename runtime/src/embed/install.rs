@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use super::static_model::distill;
 use super::transformer::TransformerEmbedder;
-use super::{Device, ModelError, ModelInfo, ModelKind, sift_home, use_onnxruntime};
+use super::{Device, ModelError, ModelInfo, ModelKind, Workload, sift_home, use_onnxruntime};
 
 /// The onnxruntime package (its wheel carries `libonnxruntime.so`).
 pub const ONNXRUNTIME_PACKAGE: &str = "onnxruntime==1.32.0";
@@ -133,7 +133,7 @@ fn install_into(home: &Path, staging: &Path, say: &dyn Fn(&str)) -> Result<(), M
     say(
         "distilling the static model from all-MiniLM-L6-v2 (runs every vocabulary token through the transformer; about a minute)…",
     );
-    let teacher = TransformerEmbedder::load(&tr_new, &tr_info, Device::Cpu, 0)?;
+    let teacher = TransformerEmbedder::load(&tr_new, &tr_info, Device::Cpu, 0, Workload::Bulk)?;
     let st_new = staging.join("models").join(STATIC);
     std::fs::create_dir_all(&st_new).map_err(|e| err(e.to_string()))?;
     let last = std::cell::Cell::new(0usize);

@@ -24,6 +24,10 @@ use sift_indexer::embed::Embedder;
 /// The model used when none is configured.
 pub const DEFAULT_MODEL: &str = "all-minilm-l6-v2-static";
 
+/// The model whose vectors replace the default's once they cover the index (progressive
+/// upgrade: `[embed] upgrade`).
+pub const DEFAULT_UPGRADE: &str = "all-minilm-l6-v2";
+
 /// What runs a model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -139,6 +143,9 @@ pub struct EmbedConfig {
     pub batch: Option<usize>,
     /// False turns embeddings off (lexical search only).
     pub enabled: bool,
+    /// A better (slower) model computed after `model`, whose vectors searches use once they
+    /// cover every chunk; `None`: no upgrade.
+    pub upgrade: Option<String>,
 }
 
 impl Default for EmbedConfig {
@@ -151,6 +158,7 @@ impl Default for EmbedConfig {
             onnxruntime: None,
             batch: None,
             enabled: true,
+            upgrade: Some(DEFAULT_UPGRADE.into()),
         }
     }
 }
@@ -160,6 +168,36 @@ impl EmbedConfig {
     pub fn model_name(&self) -> &str {
         self.model.as_deref().unwrap_or(DEFAULT_MODEL)
     }
+
+    /// The upgrade's own configuration (same device, threads and onnxruntime; its kind's
+    /// batch size), when one is configured, embeddings are on, and it names another model.
+    pub fn upgrade_config(&self) -> Option<EmbedConfig> {
+        let upgrade = self.upgrade.as_deref()?;
+        if !self.enabled || upgrade == self.model_name() {
+            return None;
+        }
+        Some(EmbedConfig {
+            model: Some(upgrade.to_string()),
+            batch: None,
+            upgrade: None,
+            ..self.clone()
+        })
+    }
+}
+
+/// The identity under which a model's vectors are stored ([`Embedder::id`]), from its
+/// `sift-model.toml` alone: whether vectors exist for a model can be known without loading it.
+pub fn vectors_id(info: &ModelInfo) -> String {
+    match info.kind {
+        ModelKind::Static => format!("{}{}", info.id, static_model::POOLING_SUFFIX),
+        ModelKind::Transformer => format!("{}/max{}", info.id, info.max_tokens),
+    }
+}
+
+/// The configured model's `sift-model.toml`, without loading the model.
+pub fn configured_info(config: &EmbedConfig) -> Result<ModelInfo, ModelError> {
+    let name = config.model_name();
+    model_info(&model_dir(name), name)
 }
 
 /// sift's own data directory: `$SIFT_HOME`, else `$XDG_DATA_HOME/sift`, else
@@ -337,7 +375,13 @@ pub(crate) fn ort_env() -> Result<&'static ort::environment::Environment, ModelE
             None => find_onnxruntime(None).map_err(|e| e.to_string())?,
         };
         let builder = ort::init_from(&lib).map_err(|e| format!("{}: {e}", lib.display()))?;
-        builder.with_name("sift").build().map_err(|e| format!("{}: {e}", lib.display()))
+        // Microsoft's builds (the PyPI package) turn telemetry on by default; it keeps a device
+        // id and a usage database under ~/.cache/Microsoft. Nothing of sift's leaves the machine.
+        builder
+            .with_name("sift")
+            .with_telemetry(false)
+            .build()
+            .map_err(|e| format!("{}: {e}", lib.display()))
     });
     env.as_ref().map_err(|e| ModelError::Runtime(format!("cannot start onnxruntime: {e}")))
 }
@@ -354,8 +398,54 @@ pub struct LoadedModel {
     pub device: Option<Device>,
 }
 
-/// Loads the configured embedding model.
+/// Nice value of background embedding threads (0 is normal; 19 the lowest priority).
+const BACKGROUND_NICE: libc::c_int = 10;
+
+/// Lowers the calling thread's scheduling priority (Linux: only this thread, and the threads
+/// it starts from now on, such as onnxruntime's workers when a model loads here). It cannot be
+/// raised again without privileges, so call it on a thread of its own. Elsewhere it does
+/// nothing.
+#[allow(unsafe_code)]
+pub fn lower_thread_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: plain system calls on this thread's own id.
+        let rc = unsafe {
+            let tid = libc::gettid();
+            libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, BACKGROUND_NICE)
+        };
+        if rc != 0 {
+            tracing::debug!(
+                "cannot lower the embedding thread's priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+}
+
+/// What a loaded model will embed, which decides how its runtime is prepared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Workload {
+    /// Many texts (indexing): the graph is optimised once at load.
+    Bulk,
+    /// A handful of short queries on the CPU (a CLI search): optimising all-MiniLM-L6-v2's
+    /// graph costs ~110 ms per load on two cores, more than it saves on one query.
+    Queries,
+}
+
+/// Loads the configured embedding model for indexing.
 pub fn load(config: &EmbedConfig) -> Result<LoadedModel, ModelError> {
+    load_for(config, Workload::Bulk)
+}
+
+/// Loads the configured model to embed queries only: on the CPU whatever the configured
+/// device (one short text costs a few milliseconds there; starting CUDA about a second).
+pub fn load_for_queries(config: &EmbedConfig) -> Result<LoadedModel, ModelError> {
+    let cpu = EmbedConfig { device: Device::Cpu, ..config.clone() };
+    load_for(&cpu, Workload::Queries)
+}
+
+fn load_for(config: &EmbedConfig, workload: Workload) -> Result<LoadedModel, ModelError> {
     let name = config.model_name();
     let dir = model_dir(name);
     let info = model_info(&dir, name)?;
@@ -368,8 +458,13 @@ pub fn load(config: &EmbedConfig) -> Result<LoadedModel, ModelError> {
             if let Some(lib) = &config.onnxruntime {
                 use_onnxruntime(find_onnxruntime(Some(lib))?);
             }
-            let embedder =
-                transformer::TransformerEmbedder::load(&dir, &info, config.device, config.threads)?;
+            let embedder = transformer::TransformerEmbedder::load(
+                &dir,
+                &info,
+                config.device,
+                config.threads,
+                workload,
+            )?;
             let device = Some(embedder.device);
             Ok(LoadedModel { embedder: Box::new(embedder), info, dir, device })
         }

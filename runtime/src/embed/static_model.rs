@@ -29,7 +29,7 @@ use super::{ModelError, ModelInfo};
 const MAGIC: &[u8; 8] = b"SIFTSTA1";
 
 /// Appended to the model's id: the pooling (square-root term frequency) changes the vectors.
-const POOLING_SUFFIX: &str = "+sqrt-tf";
+pub(super) const POOLING_SUFFIX: &str = "+sqrt-tf";
 
 /// SIF weighting constant (Model2Vec's default).
 const SIF: f64 = 1e-4;
@@ -73,7 +73,7 @@ impl StaticEmbedder {
         }
         let tokenizer = load_tokenizer(&dir.join("tokenizer.json"), None)?;
         // The pooling is part of the identity: vectors made with another pooling are re-made.
-        let id = format!("{}{POOLING_SUFFIX}", info.id);
+        let id = super::vectors_id(info);
         Ok(StaticEmbedder { id, dim, tokenizer, scales, rows })
     }
 

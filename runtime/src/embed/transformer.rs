@@ -5,12 +5,13 @@
 use std::path::Path;
 use std::sync::Mutex;
 
+use ort::session::builder::GraphOptimizationLevel;
 use ort::session::{Session, SessionInputValue};
 use ort::value::Tensor;
 use sift_indexer::embed::{EmbedError, Embedder, TextKind};
 use tokenizers::{Tokenizer, TruncationParams};
 
-use super::{Device, ModelError, ModelInfo, ort_env};
+use super::{Device, ModelError, ModelInfo, Workload, ort_env};
 
 /// A transformer embedding model in an onnxruntime session.
 pub struct TransformerEmbedder {
@@ -27,17 +28,18 @@ pub struct TransformerEmbedder {
 
 impl TransformerEmbedder {
     /// Loads `dir` (`model.onnx`, `tokenizer.json`, `sift-model.toml`) on `device`, with
-    /// `threads` intra-op threads (0: onnxruntime's choice).
+    /// `threads` intra-op threads (0: onnxruntime's choice), for `workload`.
     pub fn load(
         dir: &Path,
         info: &ModelInfo,
         device: Device,
         threads: usize,
+        workload: Workload,
     ) -> Result<TransformerEmbedder, ModelError> {
         let onnx = dir.join("model.onnx");
         let tokenizer = load_tokenizer(&dir.join("tokenizer.json"), Some(info.max_tokens))?;
         let env = ort_env()?;
-        let (session, device) = session(env, &onnx, device, threads)?;
+        let (session, device) = session(env, &onnx, device, threads, workload)?;
         let wants_type_ids = session.inputs().iter().any(|i| i.name() == "token_type_ids");
         let output = session
             .outputs()
@@ -50,7 +52,7 @@ impl TransformerEmbedder {
                 reason: "the graph has no outputs".into(),
             })?;
         Ok(TransformerEmbedder {
-            id: format!("{}/max{}", info.id, info.max_tokens),
+            id: super::vectors_id(info),
             dim: info.dim,
             tokenizer,
             session: Mutex::new(session),
@@ -178,6 +180,7 @@ fn session(
     onnx: &Path,
     device: Device,
     threads: usize,
+    workload: Workload,
 ) -> Result<(Session, Device), ModelError> {
     let load_err = |e: &dyn std::fmt::Display| ModelError::Load {
         path: onnx.to_path_buf(),
@@ -192,6 +195,11 @@ fn session(
             b = b.with_intra_threads(threads).map_err(|e| load_err(&e))?;
         }
         b = b.with_inter_threads(1).map_err(|e| load_err(&e))?;
+        if workload == Workload::Queries {
+            b = b
+                .with_optimization_level(GraphOptimizationLevel::Disable)
+                .map_err(|e| load_err(&e))?;
+        }
         if cuda {
             b = cuda_provider(b).map_err(|e| load_err(&e))?;
         }

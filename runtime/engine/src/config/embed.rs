@@ -1,6 +1,6 @@
 //! `[embed]`: the embedding model (`sift_runtime::embed::EmbedConfig`).
 
-use sift_runtime::embed::{DEFAULT_MODEL, EmbedConfig};
+use sift_runtime::embed::{DEFAULT_MODEL, DEFAULT_UPGRADE, EmbedConfig};
 
 use super::spec::{Default, Key, Kind, Section};
 use super::{Config, Invalid};
@@ -19,6 +19,14 @@ pub const SECTION: Section = Section {
             env: Some("SIFT_EMBED_MODEL"),
             in_files: true,
             doc: "A model in sift's model directory (\"all-minilm-l6-v2-static\"; \"all-minilm-l6-v2\", the transformer: better results, much slower to embed), or a model directory (a path with a /).",
+        },
+        Key {
+            name: "upgrade",
+            kind: Kind::Text,
+            default: Default::Text(DEFAULT_UPGRADE),
+            env: Some("SIFT_EMBED_UPGRADE"),
+            in_files: true,
+            doc: "A better, slower model computed after `model` (by `sift index`, and in the background by the language server); searches use its vectors once they cover every chunk. \"none\": no upgrade.",
         },
         Key {
             name: "device",
@@ -75,6 +83,7 @@ impl Config {
             onnxruntime: s.opt_path("onnxruntime"),
             batch: s.opt_count("batch").map(|n| n as usize),
             enabled: s.bool("enabled"),
+            upgrade: s.opt_text("upgrade").filter(|u| !u.is_empty() && u != "none"),
         })
     }
 }

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sift_indexer::IndexConfig;
-use sift_runtime::embed::{DEFAULT_MODEL, Device, EmbedConfig};
+use sift_runtime::embed::{DEFAULT_MODEL, DEFAULT_UPGRADE, Device, EmbedConfig};
 use sift_runtime::llm::config::{Backend, ModelConfig};
 
 use super::*;
@@ -120,6 +120,26 @@ fn nothing_configured_gives_every_section_its_default() {
     assert!(config.errors().is_empty() && config.ignored().is_empty());
     let files: Vec<bool> = config.files().iter().map(|f| f.found).collect();
     assert_eq!(files, [false, false]);
+}
+
+#[test]
+fn the_embedding_upgrade_defaults_to_the_transformer_and_none_turns_it_off() {
+    let embed = Fixture::new().load().embed().unwrap();
+    assert_eq!(embed.upgrade.as_deref(), Some(DEFAULT_UPGRADE));
+    let up = embed.upgrade_config().expect("the default has an upgrade");
+    assert_eq!((up.model_name(), up.upgrade.as_deref()), (DEFAULT_UPGRADE, None));
+    for off in ["none", ""] {
+        let f = Fixture::new().repo(&format!("[embed]\nupgrade = \"{off}\"\n"));
+        let embed = f.load().embed().unwrap();
+        assert_eq!((embed.upgrade.as_deref(), embed.upgrade_config()), (None, None), "{off:?}");
+    }
+    let f = Fixture::new().env("SIFT_EMBED_UPGRADE", "none");
+    assert_eq!(f.load().embed().unwrap().upgrade, None);
+    // No upgrade to the model already in use, nor with embeddings off.
+    let f = Fixture::new().repo("[embed]\nmodel = \"all-minilm-l6-v2\"\n");
+    assert_eq!(f.load().embed().unwrap().upgrade_config(), None);
+    let f = Fixture::new().repo("[embed]\nenabled = false\n");
+    assert_eq!(f.load().embed().unwrap().upgrade_config(), None);
 }
 
 #[test]
@@ -284,7 +304,7 @@ fn bad_values_name_the_file_the_table_and_the_key() {
             "[embed] device: \"tpu\" is not a device: use \"cpu\" or \"cuda\"",
         ),
         ("[embed]\nbatch = -1\n", "[embed] batch: expected a whole number of at least 0, found -1"),
-        ("[embed]\nmodle = \"x\"\n", "[embed] modle: unknown key (known: model, device,"),
+        ("[embed]\nmodle = \"x\"\n", "[embed] modle: unknown key (known: model, upgrade, device,"),
         ("[model]\nbakend = \"openai\"\n", "[model] bakend: unknown key"),
         (
             "[model]\nbackend = \"llama\"\n",
