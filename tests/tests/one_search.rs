@@ -107,7 +107,10 @@ fn the_cli_and_the_server_rank_alike_and_unsaved_names_come_first() {
     // beside the static model) was computed by `sift index`: the server searches with it too.
     assert_eq!(status["embedUpgrade"]["model"], "all-minilm-l6-v2", "{status}");
     assert_eq!(status["embedUpgrade"]["state"], "ready", "{status}");
-    assert!(status["embedModel"].as_str().unwrap().starts_with("all-minilm-l6-v2/"), "{status}");
+    assert!(
+        status["embedModel"].as_str().unwrap().starts_with("all-MiniLM-L6-v2-int8"),
+        "{status}"
+    );
     for query in ["wait before trying the request again", "check_password", "helper state"] {
         let from_cli = cli(&root, query, 10);
         let result = search(&mut server, query, 10);
