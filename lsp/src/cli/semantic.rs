@@ -186,9 +186,6 @@ pub fn for_search(
     })
 }
 
-/// A model's id and the embedding of a query by it.
-type QueryVector = (String, Vec<f32>);
-
 /// A search's model, loading on a thread of its own (and embedding the query once loaded) while
 /// the index is opened and checked for changes: the two do not depend on each other. See
 /// [`preload`].
@@ -196,10 +193,10 @@ pub struct Preload {
     /// The model being loaded, as configured.
     model: String,
     query: String,
-    /// Until taken.
-    thread: Option<std::thread::JoinHandle<Option<LoadedModel>>>,
-    /// The model's id and the query's embedding, once joined.
-    vector: std::sync::Arc<std::sync::Mutex<Option<QueryVector>>>,
+    /// The model and the query's embedding by it; until taken.
+    thread: Option<std::thread::JoinHandle<Option<(LoadedModel, Option<Vec<f32>>)>>>,
+    /// The model's id and the query's embedding, once taken.
+    vector: Option<(String, Vec<f32>)>,
 }
 
 /// Starts loading the model a search of `root` will most likely use, for `query`: the upgrade
@@ -222,35 +219,35 @@ pub fn preload(root: &Path, query: &str) -> Option<Preload> {
         _ if config.enabled && has_vectors(&config) => config,
         _ => return None,
     };
-    let vector = std::sync::Arc::new(std::sync::Mutex::new(None));
-    let (text, out) = (query.to_string(), vector.clone());
+    let text = query.to_string();
     let model = chosen.model_name().to_string();
     let thread = std::thread::Builder::new()
         .name("sift-query-model".into())
         .spawn(move || {
             let model = embed::load_for_queries(&chosen).ok()?;
-            if let Ok(mut v) = model.embedder.embed(&[text.as_str()], TextKind::Query)
-                && let Some(v) = v.pop()
-            {
-                *out.lock().unwrap_or_else(|e| e.into_inner()) =
-                    Some((model.embedder.id().to_string(), v));
-            }
-            Some(model)
+            let vector = model
+                .embedder
+                .embed(&[text.as_str()], TextKind::Query)
+                .ok()
+                .and_then(|mut v| v.pop());
+            Some((model, vector))
         })
         .ok()?;
-    Some(Preload { model, query: query.to_string(), thread: Some(thread), vector })
+    Some(Preload { model, query: query.to_string(), thread: Some(thread), vector: None })
 }
 
 impl Preload {
     /// The preloaded model, when `preload` holds `config`'s and it loaded (waits for it).
     fn take(preload: &mut Option<Preload>, config: &EmbedConfig) -> Option<LoadedModel> {
         let p = preload.as_mut().filter(|p| p.model == config.model_name())?;
-        p.thread.take()?.join().ok().flatten()
+        let (model, vector) = p.thread.take()?.join().ok().flatten()?;
+        p.vector = vector.map(|v| (model.embedder.id().to_string(), v));
+        Some(model)
     }
 
     /// The query and its embedding, when the model whose id is `id` computed it.
     fn query_vector(self, id: &str) -> Option<(String, Vec<f32>)> {
-        let (model, vector) = self.vector.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        let (model, vector) = self.vector?;
         (model == id).then_some((self.query, vector))
     }
 }
