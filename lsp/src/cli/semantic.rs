@@ -186,6 +186,9 @@ pub fn for_search(
     })
 }
 
+/// What a preload's thread returns: the model and, when it worked, the query's embedding.
+type Preloaded = (LoadedModel, Option<Vec<f32>>);
+
 /// A search's model, loading on a thread of its own (and embedding the query once loaded) while
 /// the index is opened and checked for changes: the two do not depend on each other. See
 /// [`preload`].
@@ -194,7 +197,7 @@ pub struct Preload {
     model: String,
     query: String,
     /// The model and the query's embedding by it; until taken.
-    thread: Option<std::thread::JoinHandle<Option<(LoadedModel, Option<Vec<f32>>)>>>,
+    thread: Option<std::thread::JoinHandle<Option<Preloaded>>>,
     /// The model's id and the query's embedding, once taken.
     vector: Option<(String, Vec<f32>)>,
 }
