@@ -44,6 +44,8 @@ pub fn sift_with_models() -> Command {
         "SIFT_COMMIT_INTERVAL_MS",
         "SIFT_EMBED_MODEL",
         "SIFT_EMBED_DEVICE",
+        "SIFT_EMBED_UPGRADE",
+        "ORT_DISABLE_TELEMETRY",
         "ORT_DYLIB_PATH",
         "SIFT_MODEL_BACKEND",
         "SIFT_MODEL_BASE_URL",

@@ -14,6 +14,15 @@ fn run(args: &[&str]) -> Output {
     sift_with_models().args(args).output().expect("sift runs")
 }
 
+/// Runs `sift search --json ARGS`, which must succeed: its hits and what it wrote to stderr.
+fn search(args: &[&str]) -> (Vec<serde_json::Value>, String) {
+    let mut all = vec!["search", "--json"];
+    all.extend_from_slice(args);
+    let out = run(&all);
+    assert!(out.status.success(), "{}", stderr(&out));
+    (json_lines(&out), stderr(&out))
+}
+
 fn index_json(root: &str, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["index", root, "--json"];
     args.extend_from_slice(extra);
@@ -64,24 +73,14 @@ fn index_embeds_and_search_defaults_to_hybrid() {
     assert_eq!(again["embeddings"]["embedded"], 0, "{again}");
 
     // A question in words the code does not use finds the code by meaning.
-    let out = run(&[
-        "search",
-        "--path",
-        root,
-        "--mode",
-        "semantic",
-        "--json",
-        "wait longer between repeated tries",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let hits = json_lines(&out);
-    assert_eq!(hits[0]["path"], "net/retry.py", "{}", stdout(&out));
+    let (hits, _) =
+        search(&["--path", root, "--mode", "semantic", "wait longer between repeated tries"]);
+    assert_eq!(hits[0]["path"], "net/retry.py", "{hits:?}");
 
     // Default: hybrid, quietly (full coverage, no notes).
-    let out = run(&["search", "--path", root, "--json", "check password"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(json_lines(&out)[0]["path"], "auth/login.py");
-    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    let (hits, err) = search(&["--path", root, "check password"]);
+    assert_eq!(hits[0]["path"], "auth/login.py");
+    assert!(!err.contains("note:"), "{err}");
 }
 
 #[test]
@@ -254,15 +253,11 @@ fn the_upgrade_embeds_after_the_first_model_and_searches_switch_to_it() {
     assert_eq!(first["embeddings"]["with_vectors"].as_u64(), Some(chunks), "{first}");
     assert!(first["upgrade"].is_null(), "{first}");
     assert!(model_in_use(&[]).contains("-static"));
-    let out = run(&["search", "--path", root, "--json", "check password"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(json_lines(&out)[0]["path"], "auth/login.py");
+    let (hits, err) = search(&["--path", root, "check password"]);
+    assert_eq!(hits[0]["path"], "auth/login.py");
     assert!(
-        stderr(&out).contains(&format!(
-            "until all-minilm-l6-v2 has vectors for every chunk (0 of {chunks}"
-        )),
-        "a search never starts the upgrade itself: {}",
-        stderr(&out)
+        err.contains(&format!("until all-minilm-l6-v2 has vectors for every chunk (0 of {chunks}")),
+        "a search never starts the upgrade itself: {err}"
     );
 
     // `sift index` computes the upgrade, leaving the catalog out; searches switch to it.
@@ -273,27 +268,17 @@ fn the_upgrade_embeds_after_the_first_model_and_searches_switch_to_it() {
     assert_eq!(up["with_vectors"].as_u64(), Some(chunks), "{full}");
     assert_eq!(full["embeddings"]["embedded"], 0, "the first model's vectors were kept: {full}");
     assert!(model_in_use(&[]).starts_with("all-MiniLM-L6-v2-int8"), "{}", model_in_use(&[]));
-    let out = run(&[
-        "search",
-        "--path",
-        root,
-        "--mode",
-        "semantic",
-        "--json",
-        "wait longer between repeated tries",
-    ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
-    let hits = json_lines(&out);
-    assert_eq!(hits[0]["path"], "net/retry.py", "{}", stdout(&out));
+    let (hits, err) =
+        search(&["--path", root, "--mode", "semantic", "wait longer between repeated tries"]);
+    assert!(!err.contains("note:"), "{err}");
+    assert_eq!(hits[0]["path"], "net/retry.py", "{hits:?}");
     assert!(
         hits.iter().all(|h| h["path"] != "locale/de/LC_MESSAGES/django.po"),
-        "the left-out catalog has no vector: {}",
-        stdout(&out)
+        "the left-out catalog has no vector: {hits:?}"
     );
     // Lexical search still finds it.
-    let out = run(&["search", "--path", root, "--json", "Versuchen"]);
-    assert_eq!(json_lines(&out)[0]["path"], "locale/de/LC_MESSAGES/django.po", "{}", stdout(&out));
+    let (hits, _) = search(&["--path", root, "Versuchen"]);
+    assert_eq!(hits[0]["path"], "locale/de/LC_MESSAGES/django.po", "{hits:?}");
 
     // A small edit: the search embeds the new chunk with both models and keeps the upgrade.
     write(
@@ -301,12 +286,60 @@ fn the_upgrade_embeds_after_the_first_model_and_searches_switch_to_it() {
         "net/jitter.py",
         "def add_jitter(delay):\n    \"\"\"Randomise the pause so clients do not retry in lockstep.\"\"\"\n    return delay * random.uniform(0.5, 1.5)\n",
     );
-    let out = run(&["search", "--path", root, "--json", "add_jitter"]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(json_lines(&out)[0]["path"], "net/jitter.py");
-    assert!(!stderr(&out).contains("note:"), "{}", stderr(&out));
+    let (hits, err) = search(&["--path", root, "add_jitter"]);
+    assert_eq!(hits[0]["path"], "net/jitter.py");
+    assert!(!err.contains("note:"), "{err}");
     assert!(model_in_use(&[]).starts_with("all-MiniLM-L6-v2-int8"));
 
     // Turned off, searches use the first model again.
     assert!(model_in_use(&[("SIFT_EMBED_UPGRADE", "none")]).contains("-static"));
+}
+
+/// onnxruntime's PyPI build starts Microsoft's telemetry client, which writes a device id and a
+/// usage database under `~/.cache/Microsoft` unless `ORT_DISABLE_TELEMETRY` is set; sift sets
+/// it, so running the transformer leaves the user's home as it was.
+#[test]
+fn onnxruntime_writes_nothing_in_the_users_home() {
+    if !models_installed() {
+        return;
+    }
+    let info = run(&["model", "info"]);
+    let models = stdout(&info)
+        .lines()
+        .find_map(|l| l.strip_prefix("model directory: "))
+        .expect("`sift model info` names the model directory")
+        .to_owned();
+    let home = tempfile::tempdir().unwrap();
+    let dir = corpus();
+    let root = dir.path().to_str().unwrap();
+    let with_home = |args: &[&str]| {
+        let out = sift_with_models()
+            .args(args)
+            .env("HOME", home.path())
+            .env("SIFT_HOME", &models)
+            .env_remove("XDG_CACHE_HOME")
+            .env_remove("XDG_DATA_HOME")
+            .output()
+            .expect("sift runs");
+        assert!(out.status.success(), "{}", stderr(&out));
+        out
+    };
+    // The default index runs the transformer after the static model; the search loads it again.
+    let report: serde_json::Value =
+        serde_json::from_str(stdout(&with_home(&["index", root, "--json"])).trim()).unwrap();
+    assert!(report["upgrade"]["embedded"].as_u64().unwrap() > 0, "{report}");
+    with_home(&["search", "--path", root, "--mode", "semantic", "retry delay"]);
+    let left: Vec<_> = walkdir_names(home.path());
+    assert!(left.is_empty(), "sift left files in $HOME: {left:?}");
+}
+
+fn walkdir_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        names.push(entry.path().display().to_string());
+        if entry.path().is_dir() {
+            names.extend(walkdir_names(&entry.path()));
+        }
+    }
+    names
 }
