@@ -76,11 +76,18 @@ pub fn load_upgrade(config: &EmbedConfig, queries: bool, quiet: bool) -> Option<
 /// upgrade not started, are left to `sift index` (or the language server).
 const UPGRADE_CATCH_UP: u64 = 64;
 
+/// The id and dimension of the vectors `config`'s model writes, from its `sift-model.toml`
+/// alone (`None` when it is not installed).
+fn vectors_key(config: &EmbedConfig) -> Option<(String, usize)> {
+    let info = embed::configured_info(config).ok()?;
+    Some((embed::vectors_id(&info), info.dim))
+}
+
 /// The vectors stored for `config`'s model, read without loading the model (`None` when it is
 /// not installed).
 fn stored_vectors(index: &CodeIndex, config: &EmbedConfig) -> Result<Option<VectorIndex>> {
-    let Ok(info) = embed::configured_info(config) else { return Ok(None) };
-    let store = index.vector_store_of(&embed::vectors_id(&info), info.dim)?;
+    let Some((id, dim)) = vectors_key(config) else { return Ok(None) };
+    let store = index.vector_store_of(&id, dim)?;
     Ok(Some(index.vector_index(&store)?))
 }
 
@@ -160,7 +167,8 @@ fn search_model(
 
 /// The embeddings a search of `index` uses, as the engine's [`Semantic`]: the model and the
 /// vectors (embedding what is missing first when `refresh`), or why there are none. `required`
-/// (semantic mode) makes a model that cannot be loaded an error. `preload`: see [`preload`].
+/// (semantic mode) makes a model that cannot be loaded an error. `preload`: see [`preload`]
+/// (the configuration it read serves here too).
 pub fn for_search(
     index: &CodeIndex,
     root: &Path,
@@ -168,7 +176,10 @@ pub fn for_search(
     required: bool,
     mut preload: Option<Preload>,
 ) -> Result<Semantic> {
-    let config = embed_config(root)?;
+    let config = match &preload {
+        Some(p) => p.config.clone(),
+        None => embed_config(root)?,
+    };
     Ok(match search_model(index, &config, refresh, required, &mut preload)? {
         None => Semantic::off("no embedding model"),
         Some((_, vectors)) if vectors.is_empty() => Semantic::off(
@@ -193,6 +204,8 @@ type Preloaded = (LoadedModel, Option<Vec<f32>>);
 /// the index is opened and checked for changes: the two do not depend on each other. See
 /// [`preload`].
 pub struct Preload {
+    /// `[embed]` of the repository, as read when the preload started.
+    config: EmbedConfig,
     /// The model being loaded, as configured.
     model: String,
     query: String,
@@ -212,14 +225,14 @@ pub fn preload(root: &Path, query: &str) -> Option<Preload> {
     let store = sift_engine::store::open(root).ok()?;
     let layout = sift_indexer::Layout::new(&store);
     let has_vectors = |c: &EmbedConfig| {
-        embed::configured_info(c).is_ok_and(|info| {
-            let path = VectorStore::path_for(&layout, &embed::vectors_id(&info));
+        vectors_key(c).is_some_and(|(id, _)| {
+            let path = VectorStore::path_for(&layout, &id);
             std::fs::metadata(path).is_ok_and(|m| m.len() > 0)
         })
     };
     let chosen = match config.upgrade_config() {
         Some(up) if has_vectors(&up) => up,
-        _ if config.enabled && has_vectors(&config) => config,
+        _ if config.enabled && has_vectors(&config) => config.clone(),
         _ => return None,
     };
     let text = query.to_string();
@@ -236,7 +249,7 @@ pub fn preload(root: &Path, query: &str) -> Option<Preload> {
             Some((model, vector))
         })
         .ok()?;
-    Some(Preload { model, query: query.to_string(), thread: Some(thread), vector: None })
+    Some(Preload { config, model, query: query.to_string(), thread: Some(thread), vector: None })
 }
 
 impl Preload {
