@@ -196,10 +196,13 @@ fn eval_scores_rankings_at_file_level() {
     assert!((lexical["recall_at_1"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9, "{lexical}");
     assert!((lexical["mrr"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9, "{lexical}");
     assert_eq!(lexical["queries"], 3);
+    // Acc@5: a query counts once one gold file is in the first five (the third has none).
+    assert!((lexical["acc_at_5"].as_f64().unwrap() - 2.0 / 3.0).abs() < 1e-9, "{lexical}");
     // Semantic search ranks every file, so the third question's two gold files are both in the
     // top 10 (recall@10 counts each gold file).
     let semantic = &rows[1];
     assert!((semantic["recall_at_10"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{semantic}");
+    assert!((semantic["acc_at_5"].as_f64().unwrap() - 1.0).abs() < 1e-9, "{semantic}");
 
     // --regressions names only queries lexical search answered, ranked worse by another mode.
     let out = run(&["eval", "--path", root, "--regressions", queries.to_str().unwrap()]);

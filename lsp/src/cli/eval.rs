@@ -111,6 +111,9 @@ struct Scores {
     recall_at_5: f64,
     recall_at_10: f64,
     mrr: f64,
+    /// Share of queries with at least one gold file among the first five (Acc@5, how
+    /// issue-localisation benchmarks such as SWE-bench's count a hit).
+    acc_at_5: f64,
     /// Mean time per query, in milliseconds (informative only).
     ms_per_query: f64,
 }
@@ -205,7 +208,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         // The first gold file's rank per query in lexical search, for --regressions.
         let mut lexical_ranks: Vec<Option<usize>> = Vec::new();
         for &mode in modes {
-            let mut sums = [0f64; 4];
+            let mut sums = [0f64; 5];
             let start = Instant::now();
             for (qi, q) in queries.iter().enumerate() {
                 let query = Query { mode: Some(mode), fusion, ..Query::new(&q.q, 100) };
@@ -222,6 +225,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 sums[0] += found(1);
                 sums[1] += found(5);
                 sums[2] += found(10);
+                sums[4] += f64::from(u8::from(found(5) > 0.0));
                 let full_rank = files.iter().position(|f| q.gold.contains(f));
                 if mode == Mode::Lexical {
                     lexical_ranks.push(full_rank);
@@ -260,6 +264,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 recall_at_5: sums[1] / n,
                 recall_at_10: sums[2] / n,
                 mrr: sums[3] / n,
+                acc_at_5: sums[4] / n,
                 ms_per_query: start.elapsed().as_secs_f64() * 1000.0 / n,
             });
         }
@@ -283,12 +288,12 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             );
         }
         println!(
-            "{:<34} {:<8} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "set", "split", "mode", "n", "R@1", "R@5", "R@10", "MRR", "ms/q"
+            "{:<34} {:<8} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "set", "split", "mode", "n", "R@1", "R@5", "R@10", "MRR", "A@5", "ms/q"
         );
         for s in &all {
             println!(
-                "{:<34} {:<8} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+                "{:<34} {:<8} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
                 s.set,
                 s.split,
                 s.mode,
@@ -297,6 +302,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 s.recall_at_5,
                 s.recall_at_10,
                 s.mrr,
+                s.acc_at_5,
                 s.ms_per_query
             );
         }
