@@ -279,10 +279,7 @@ pub fn embed_missing(
 ) -> Result<Option<(EmbedReport, f64)>> {
     let start = Instant::now();
     let progress = TerminalProgress::new(quiet);
-    let batch = config.batch.unwrap_or(match model.info.kind {
-        embed::ModelKind::Static => 256,
-        embed::ModelKind::Transformer => 32,
-    });
+    let batch = config.batch.unwrap_or_else(|| model.default_batch());
     let stop = AtomicBool::new(false);
     let result = index.embed_missing(model.embedder.as_ref(), scope, batch, &progress, &stop);
     progress.finish();

@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
 use sift_indexer::vectors::{VectorIndex, VectorStore};
 use sift_indexer::{CodeIndex, EmbedReport, Error as IndexError, Progress, Scope, TextKind};
-use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelKind};
+use sift_runtime::embed::{self, EmbedConfig, LoadedModel};
 
 /// What the progressive upgrade embeds: everything but translation catalogs (a slow model's
 /// time goes to the code and its documentation).
@@ -137,10 +137,7 @@ impl Semantic {
             }
             Ok(config) => match embed::load(&config) {
                 Ok(model) => {
-                    let batch = config.batch.unwrap_or(match model.info.kind {
-                        ModelKind::Static => 256,
-                        ModelKind::Transformer => 32,
-                    });
+                    let batch = config.batch.unwrap_or_else(|| model.default_batch());
                     (Some(Arc::new(model)), None, batch)
                 }
                 Err(e) => {

@@ -51,7 +51,7 @@ pub const SECTION: Section = Section {
             default: Default::Unset,
             env: None,
             in_files: true,
-            doc: "Texts per model call (unset: 256 for static models, 32 for transformers; 0 counts as 1).",
+            doc: "Texts per model call (unset: 256 for static models, 8 for transformers on the CPU, 32 on CUDA; 0 counts as 1).",
         },
         Key {
             name: "enabled",
