@@ -146,8 +146,14 @@ impl VectorStore {
 
     fn push(&mut self, key: u64, v: impl Iterator<Item = i8>) {
         if let Some(&row) = self.rows.get(&key) {
-            // Same key, same text: keep the first (they are equal for a deterministic model).
-            let _ = row;
+            // Same key, same text: keep the first (they are equal for a deterministic model),
+            // unless the first is a left-out marker and this one a vector: the chunk was left
+            // out of an upgrade and embedded later by the same model as the main one.
+            let at = row as usize * self.dim..(row as usize + 1) * self.dim;
+            let v: Vec<i8> = v.collect();
+            if is_left_out(&self.data[at.clone()]) && !is_left_out(&v) {
+                self.data[at].copy_from_slice(&v);
+            }
             return;
         }
         let row = self.keys.len() as u32;
@@ -182,9 +188,14 @@ impl VectorStore {
         Some(&self.data[row * self.dim..(row + 1) * self.dim])
     }
 
-    /// True when `key` has a vector.
+    /// True when `key` has a vector (or a left-out marker: see [`VectorStore::leave_out`]).
     pub fn contains(&self, key: u64) -> bool {
         self.rows.contains_key(&key)
+    }
+
+    /// True when `key` has a left-out marker instead of a vector.
+    pub fn is_left_out(&self, key: u64) -> bool {
+        self.get(key).is_some_and(is_left_out)
     }
 
     /// Takes the cache's writer lock, cuts a torn tail off and readies appends. Fails with
@@ -283,10 +294,12 @@ impl VectorStore {
                     self.dim
                 )));
             }
-            if self.contains(*key) || fresh.iter().any(|(k, _)| k == key) {
+            let q = quantize(v);
+            // A vector replaces a left-out marker; nothing else is replaced.
+            let replaces = self.is_left_out(*key) && !is_left_out(&q);
+            if (self.contains(*key) && !replaces) || fresh.iter().any(|(k, _)| k == key) {
                 continue;
             }
-            let q = quantize(v);
             let start = buf.len();
             buf.extend_from_slice(&key.to_le_bytes());
             buf.extend(q.iter().map(|&x| x as u8));

@@ -106,10 +106,26 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     let lexical = index.search("Antworttext", &opts).unwrap();
     assert_eq!(lexical[0].path, "locale/de/LC_MESSAGES/django.po");
 
-    // A second pass has nothing left to do, whatever its scope: the mark is stored.
-    let again =
-        index.embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &stop).unwrap();
+    // A second pass of the same scope has nothing left to do: the mark is stored.
+    let again = index
+        .embed_missing(&Words, sift_indexer::Scope::NoTranslations, 16, &NoProgress, &stop)
+        .unwrap();
     assert_eq!((again.embedded, again.left_out), (0, 0), "{again:?}");
+
+    // The same model made the main one (`[embed] model`, upgrade off) embeds everything: the
+    // catalog's mark gives way to its vector, in memory and in the file.
+    let all =
+        index.embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &stop).unwrap();
+    assert_eq!((all.embedded, all.left_out), (1, 0), "{all:?}");
+    let vstore = index.vector_store(&Words).unwrap();
+    let vectors = index.vector_index(&vstore).unwrap();
+    assert_eq!(vectors.coverage(), (7, 7));
+    let sims = vectors.similarities(&qv);
+    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    let paths: Vec<&str> = semantic.iter().map(|h| h.path.as_str()).collect();
+    assert!(paths.contains(&"locale/de/LC_MESSAGES/django.po"), "{paths:?}");
+    let after = index.embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &stop);
+    assert_eq!(after.unwrap().embedded, 0, "the vector replaced the mark for good");
 }
 
 #[test]
