@@ -24,6 +24,7 @@ pub mod chunk;
 pub mod config;
 pub mod embed;
 pub mod error;
+pub mod files;
 pub mod fresh;
 pub mod index;
 pub mod lang;

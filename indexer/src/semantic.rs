@@ -250,6 +250,16 @@ pub struct Fusion {
     /// With `alpha` set: use the lexical weight measured for the embedding model
     /// ([`Fusion::for_model`]) instead of `alpha`, which then only serves models not measured.
     pub per_model: bool,
+    /// Weight of the file-level BM25 score ([`crate::files`]), scaled to 0..1 by the best
+    /// file's, added to every chunk of the file (0: off). 0.8, and 0.4 for routed queries,
+    /// measured on the tuning splits with all three embedding configurations (the static
+    /// model, the transformer, the default upgrade): every set's hybrid R@5 and MRR within
+    /// 0.001 of the better single list or above it, real fix commits' Acc@5 +0.066 to +0.083
+    /// over lexical search (0.6 / 0.4: worst −0.003; 1.0 / 0.4: −0.014; 0.8 / 0.5: −0.007).
+    pub file_weight: f32,
+    /// The same for queries kept in lexical order (identifier routing): there the file score
+    /// is added to the lexical scores scaled to 0..1 (0: the lexical order is kept).
+    pub routed_file_weight: f32,
 }
 
 impl Default for Fusion {
@@ -265,6 +275,8 @@ impl Default for Fusion {
             identifier_routing: true,
             floor_quantile: 0.99,
             per_model: true,
+            file_weight: 0.8,
+            routed_file_weight: 0.4,
         }
     }
 }
@@ -325,19 +337,42 @@ pub fn fuse(
     opts: &SearchOptions,
     fusion: &Fusion,
 ) -> Vec<Hit> {
+    fuse_with_files(query, lexical, semantic, sims, None, opts, fusion)
+}
+
+/// [`fuse`], with each chunk's file-level BM25 score ([`crate::files::file_scores`]) adding
+/// [`Fusion::file_weight`] times its share of the best file's.
+pub fn fuse_with_files(
+    query: &str,
+    lexical: Vec<Hit>,
+    semantic: Vec<Hit>,
+    sims: Option<&dyn CorpusSimilarity>,
+    files: Option<&HashMap<String, f32>>,
+    opts: &SearchOptions,
+    fusion: &Fusion,
+) -> Vec<Hit> {
     let named = query_identifiers(query);
     if fusion.identifier_routing && (!named.is_empty() || names_a_symbol(query, &lexical)) {
         let mut lexical = lexical;
         let seen: std::collections::HashSet<(String, u64)> =
             lexical.iter().map(|h| (h.path.clone(), h.start_line)).collect();
         lexical.extend(
-            semantic.into_iter().filter(|h| !seen.contains(&(h.path.clone(), h.start_line))),
+            semantic
+                .into_iter()
+                .filter(|h| !seen.contains(&(h.path.clone(), h.start_line)))
+                .map(|h| Hit { score: 0.0, ..h }),
         );
+        if let Some(files) = files.filter(|_| fusion.routed_file_weight > 0.0) {
+            // Lexical scores scaled to 0..1 plus the file score; the appended hits score 0.
+            let lexical_only =
+                Fusion { alpha: Some(1.0), file_weight: fusion.routed_file_weight, ..*fusion };
+            return fuse_scored(&[], lexical, Vec::new(), None, Some(files), opts, &lexical_only);
+        }
         // Fused by rank alone (RRF over one list), so the appended hits' scores do not matter.
         let lexical_only = Fusion { semantic: 0.0, alpha: None, ..*fusion };
-        return fuse_scored(&[], lexical, Vec::new(), None, opts, &lexical_only);
+        return fuse_scored(&[], lexical, Vec::new(), None, None, opts, &lexical_only);
     }
-    fuse_scored(&named, lexical, semantic, sims, opts, fusion)
+    fuse_scored(&named, lexical, semantic, sims, files, opts, fusion)
 }
 
 fn fuse_scored(
@@ -345,6 +380,7 @@ fn fuse_scored(
     lexical: Vec<Hit>,
     semantic: Vec<Hit>,
     sims: Option<&dyn CorpusSimilarity>,
+    files: Option<&HashMap<String, f32>>,
     opts: &SearchOptions,
     fusion: &Fusion,
 ) -> Vec<Hit> {
@@ -404,6 +440,14 @@ fn fuse_scored(
                     scores.insert(key, (add + boost(&hit), all.len()));
                     all.push(hit);
                 }
+            }
+        }
+    }
+    if let Some(files) = files.filter(|_| fusion.file_weight > 0.0) {
+        let best = files.values().copied().fold(0f32, f32::max);
+        if best > 0.0 {
+            for ((path, _), (score, _)) in scores.iter_mut() {
+                *score += fusion.file_weight * files.get(path).copied().unwrap_or(0.0) / best;
             }
         }
     }

@@ -18,10 +18,11 @@ use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
 use crate::error::Result;
+use crate::files::{Part, file_scores};
 use crate::index::CodeIndex;
 use crate::overlay::Overlay;
 use crate::search::{Hit, SearchOptions, collect_hits, search_searcher, search_tokens};
-use crate::semantic::{CorpusSimilarity, Fusion, fuse};
+use crate::semantic::{CorpusSimilarity, Fusion, fuse_with_files};
 use crate::vectors::{Similarities, VectorIndex, dot_i8, inverse_norm, live_keys, quantized_query};
 
 /// Where `Hit`s of unsaved buffers come from, in error messages.
@@ -202,6 +203,34 @@ impl<'a> Sources<'a> {
         let sims = vectors.similarities(query_vec);
         let (semantic, unsaved) = self.semantic_with(&sims, query, query_vec, &depth)?;
         let corpus = WithOverlay { disk: &sims, unsaved };
-        Ok(fuse(query, lexical, semantic, Some(&corpus), opts, fusion))
+        let files = match fusion.file_weight > 0.0 || fusion.routed_file_weight > 0.0 {
+            true => Some(self.file_scores(query)?),
+            false => None,
+        };
+        Ok(fuse_with_files(query, lexical, semantic, Some(&corpus), files.as_ref(), opts, fusion))
+    }
+
+    /// File-level BM25 of the query over both (see [`crate::files`]).
+    fn file_scores(&self, query: &str) -> Result<HashMap<String, f32>> {
+        let Ok(tokens) = search_tokens(query) else { return Ok(HashMap::new()) };
+        let disk = self.index.reader.searcher();
+        let held = |p: &str| self.held(p);
+        let none = |_: &str| false;
+        let mut parts = vec![Part {
+            searcher: &disk,
+            fields: &self.index.fields,
+            where_: &self.index.layout.index_dir,
+            skip: &held,
+        }];
+        let memory = self.overlay.map(|o| o.searcher());
+        if let (Some(overlay), Some(memory)) = (self.overlay, memory.as_ref()) {
+            parts.push(Part {
+                searcher: memory,
+                fields: overlay.fields(),
+                where_: Path::new(MEMORY),
+                skip: &none,
+            });
+        }
+        file_scores(&parts, &tokens)
     }
 }

@@ -137,3 +137,44 @@ fn only_text_under_a_translations_directory_is_a_translation() {
     assert!(!is_translation("docs/localed.txt", "text"));
     assert!(!is_translation("README.md", "markdown"));
 }
+
+#[test]
+fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    // The answer: a file whose path says "sqlite" and whose chunks each say part of the rest.
+    write(
+        root,
+        "backends/sqlite/base.py",
+        "def convert_query(sql):\n    # pyformat placeholders become qmark ones\n    return sql\n\n\n\
+         def execute(cursor, sql, params):\n    # named parameters\n    return cursor.run(sql)\n\n\n\
+         def features():\n    # what is supported\n    return {}\n",
+    );
+    // A file with one chunk that matches one of the query's words better than any chunk above.
+    write(
+        root,
+        "utils/text.py",
+        "def pyformat_style(text):\n    # the pyformat style: pyformat\n    return text\n",
+    );
+    write(root, "c.py", "def slugify(value):\n    return value.lower().replace(' ', '-')\n");
+    let store = sift_indexer::Store::open(root, &[sift_indexer::STORE_ENTRIES]).unwrap();
+    let (index, _) = CodeIndex::open_or_create(&store).unwrap();
+    index.update(&UpdateOptions::default(), &NoProgress).unwrap();
+    index
+        .embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &AtomicBool::new(false))
+        .unwrap();
+    let vstore = index.vector_store(&Words).unwrap();
+    let vectors = index.vector_index(&vstore).unwrap();
+    let query = "pyformat parameters supported on sqlite backends";
+    let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
+    let opts = SearchOptions { k: 5, max_per_file: None };
+    let sources = sift_indexer::Sources::new(&index, None);
+    let first = |fusion: &Fusion| {
+        sources.hybrid(&vectors, query, &qv, &opts, fusion).unwrap()[0].path.clone()
+    };
+    let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
+    assert_eq!(first(&without), "utils/text.py", "chunk by chunk, the one-chunk file leads");
+    assert_eq!(first(&Fusion::default()), "backends/sqlite/base.py");
+    // Lexical search alone keeps its chunk-level order.
+    assert_eq!(index.search(query, &opts).unwrap()[0].path, "utils/text.py");
+}

@@ -58,6 +58,12 @@ pub struct EvalArgs {
     /// Fusion: reciprocal-rank fusion even when the default is a convex combination.
     #[arg(long, conflicts_with = "alpha")]
     rrf: bool,
+    /// Fusion: weight of the file-level BM25 score added to every chunk of a file (0: off).
+    #[arg(long, value_name = "W")]
+    file_weight: Option<f32>,
+    /// Fusion: the same for queries kept in lexical order (identifier routing).
+    #[arg(long, value_name = "W")]
+    routed_file_weight: Option<f32>,
     /// Fusion: no identifier routing (fuse every query the same way).
     #[arg(long)]
     no_routing: bool,
@@ -183,6 +189,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         alpha: if args.rrf { None } else { args.alpha.or(defaults.alpha) },
         identifier_routing: !args.no_routing && defaults.identifier_routing,
         floor_quantile: args.floor_quantile.unwrap_or(defaults.floor_quantile),
+        file_weight: args.file_weight.unwrap_or(defaults.file_weight),
+        routed_file_weight: args.routed_file_weight.unwrap_or(defaults.routed_file_weight),
         // An explicit --alpha is what is measured, not the model's weight.
         per_model: args.alpha.is_none() && defaults.per_model,
     };
