@@ -138,19 +138,21 @@ fn only_text_under_a_translations_directory_is_a_translation() {
     assert!(!is_translation("README.md", "markdown"));
 }
 
-#[test]
-fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
+/// The answer to [`SQLITE_QUERY`]: a file whose path says "sqlite" and whose chunks each say
+/// part of the rest.
+const SQLITE_BASE: &str = "def convert_query(sql):\n    # pyformat placeholders become qmark ones\n    \
+    return sql\n\n\ndef execute(cursor, sql, params):\n    # named parameters\n    \
+    return cursor.run(sql)\n\n\ndef features():\n    # what is supported\n    return {}\n";
+
+const SQLITE_QUERY: &str = "pyformat parameters supported on sqlite backends";
+
+/// An indexed and embedded tree with `backends/sqlite/base.py` as `base` on disk, beside a
+/// file with one chunk that matches one of [`SQLITE_QUERY`]'s words better than any chunk of
+/// [`SQLITE_BASE`].
+fn sqlite_tree(base: &str) -> (tempfile::TempDir, CodeIndex) {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path();
-    // The answer: a file whose path says "sqlite" and whose chunks each say part of the rest.
-    write(
-        root,
-        "backends/sqlite/base.py",
-        "def convert_query(sql):\n    # pyformat placeholders become qmark ones\n    return sql\n\n\n\
-         def execute(cursor, sql, params):\n    # named parameters\n    return cursor.run(sql)\n\n\n\
-         def features():\n    # what is supported\n    return {}\n",
-    );
-    // A file with one chunk that matches one of the query's words better than any chunk above.
+    write(root, "backends/sqlite/base.py", base);
     write(
         root,
         "utils/text.py",
@@ -163,18 +165,46 @@ fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
     index
         .embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &AtomicBool::new(false))
         .unwrap();
+    (dir, index)
+}
+
+#[test]
+fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
+    let (_dir, index) = sqlite_tree(SQLITE_BASE);
     let vstore = index.vector_store(&Words).unwrap();
     let vectors = index.vector_index(&vstore).unwrap();
-    let query = "pyformat parameters supported on sqlite backends";
-    let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
+    let qv = Words.embed(&[SQLITE_QUERY], TextKind::Query).unwrap().remove(0);
     let opts = SearchOptions { k: 5, max_per_file: None };
     let sources = sift_indexer::Sources::new(&index, None);
     let first = |fusion: &Fusion| {
-        sources.hybrid(&vectors, query, &qv, &opts, fusion).unwrap()[0].path.clone()
+        sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, fusion).unwrap()[0].path.clone()
     };
     let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
     assert_eq!(first(&without), "utils/text.py", "chunk by chunk, the one-chunk file leads");
     assert_eq!(first(&Fusion::default()), "backends/sqlite/base.py");
     // Lexical search alone keeps its chunk-level order.
-    assert_eq!(index.search(query, &opts).unwrap()[0].path, "utils/text.py");
+    assert_eq!(index.search(SQLITE_QUERY, &opts).unwrap()[0].path, "utils/text.py");
+}
+
+#[test]
+fn the_file_score_of_a_file_open_in_the_editor_comes_from_its_unsaved_text() {
+    // On disk the file says none of the query; the editor's buffer says it all.
+    let (_dir, index) = sqlite_tree("def convert_query(sql):\n    return sql\n");
+    let vstore = index.vector_store(&Words).unwrap();
+    let vectors = index.vector_index(&vstore).unwrap();
+    let mut overlay = sift_indexer::Overlay::new().unwrap();
+    overlay.set("backends/sqlite/base.py", SQLITE_BASE).unwrap();
+    overlay.embed_missing(&Words, &|_| false).unwrap();
+    let qv = Words.embed(&[SQLITE_QUERY], TextKind::Query).unwrap().remove(0);
+    let opts = SearchOptions { k: 5, max_per_file: None };
+    let sources = sift_indexer::Sources::new(&index, Some(&overlay));
+    let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
+    let plain = sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &without).unwrap();
+    assert_eq!(plain[0].path, "utils/text.py");
+    let hits = sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &Fusion::default()).unwrap();
+    assert_eq!((hits[0].path.as_str(), hits[0].unsaved), ("backends/sqlite/base.py", true));
+    // The saved file alone is not lifted.
+    let saved = sift_indexer::Sources::new(&index, None);
+    let hits = saved.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &Fusion::default()).unwrap();
+    assert_eq!(hits[0].path, "utils/text.py");
 }
