@@ -337,6 +337,11 @@ def main() -> int:
                     "without an answer fails the run (default 60)")
     ap.add_argument("--index-timeout", type=float, default=900.0,
                     help="seconds allowed for the cold index to finish (default 900)")
+    ap.add_argument("--upgrade-timeout", type=float, default=1800.0,
+                    help="seconds to wait for the embedding upgrade before measuring hybrid "
+                         "search with it (default 1800)")
+    ap.add_argument("--no-upgrade-wait", action="store_true",
+                    help="do not wait for the embedding upgrade")
     ap.add_argument("--probes", type=int, default=20, help="saved-file probes (default 20)")
     ap.add_argument("--probe-file", default="django/db/models/query.py",
                     help="corpus-relative file the probes are appended to")
@@ -563,20 +568,53 @@ def main() -> int:
         while not ready and time.perf_counter() < deadline:
             time.sleep(0.2)
             ready, ws = embed_ready()
-        hy_lat: list[float] = []
-        modes = set()
-        for _ in range(SYMBOL_REPEATS):
-            for q in HYBRID_QUERIES:
-                res, dt = client.request("sift/search", {"query": q, "k": 10})
-                hy_lat.append(dt)
-                modes.add((res or {}).get("mode"))
-        r["hybrid"] = {
-            "n": len(hy_lat), "modes": sorted(m for m in modes if m),
-            "embed_state": ws.get("embedState"), "embedded": ws.get("embedded"),
-            "model": ws.get("embedModel"),
-            "p50_ms": pct(hy_lat, 50) * 1000, "p95_ms": pct(hy_lat, 95) * 1000,
-        }
-        say(f"    p50 {r['hybrid']['p50_ms']:.1f} ms, p95 {r['hybrid']['p95_ms']:.1f} ms ({r['hybrid']['modes']})")
+
+        def hybrid_latency(ws):
+            hy_lat: list[float] = []
+            modes = set()
+            # The first round embeds each query; later rounds find it in the server's cache.
+            for _ in range(SYMBOL_REPEATS):
+                for q in HYBRID_QUERIES:
+                    res, dt = client.request("sift/search", {"query": q, "k": 10})
+                    hy_lat.append(dt)
+                    modes.add((res or {}).get("mode"))
+            found = {
+                "n": len(hy_lat), "modes": sorted(m for m in modes if m),
+                "embed_state": ws.get("embedState"), "embedded": ws.get("embedded"),
+                "model": ws.get("embedModel"),
+                "p50_ms": pct(hy_lat, 50) * 1000, "p95_ms": pct(hy_lat, 95) * 1000,
+                "first_p50_ms": pct(hy_lat[:len(HYBRID_QUERIES)], 50) * 1000,
+                "first_p95_ms": pct(hy_lat[:len(HYBRID_QUERIES)], 95) * 1000,
+            }
+            say(f"    p50 {found['p50_ms']:.1f} ms, p95 {found['p95_ms']:.1f} ms; first asked: "
+                f"p50 {found['first_p50_ms']:.1f} ms, p95 {found['first_p95_ms']:.1f} ms "
+                f"({found['modes']}, {found['model']})")
+            return found
+
+        # While the upgrade (if any) embeds in the background at nice 10: what a user gets
+        # in the first minutes.
+        r["hybrid"] = hybrid_latency(ws)
+
+        # --- 4c. hybrid once the progressive upgrade is in use --------------------------------
+        def upgrade_done():
+            st, _ = client.request("workspace/executeCommand", {"command": "sift.status"})
+            ws = ((st or {}).get("workspaces") or [{}])[0]
+            up = ws.get("embedUpgrade")
+            return (not up or up.get("inUse") or up.get("state") in ("off", "failed")), ws
+        if not args.no_upgrade_wait:
+            say(f"==> waiting for the embedding upgrade (up to {args.upgrade_timeout:.0f} s), "
+                "then hybrid sift/search latency again")
+            t_up = time.perf_counter()
+            done, ws = upgrade_done()
+            while not done and time.perf_counter() - t_up < args.upgrade_timeout:
+                time.sleep(1.0)
+                done, ws = upgrade_done()
+            up = ws.get("embedUpgrade")
+            if up and up.get("inUse"):
+                r["hybrid_upgrade"] = hybrid_latency(ws)
+                r["hybrid_upgrade"]["wait_s"] = time.perf_counter() - t_up
+            elif up:
+                notes.append(f"the upgrade did not come into use ({up}); not measured")
 
         # --- 5. memory -------------------------------------------------------------------------
         mem = proc_status(client.proc.pid)
@@ -688,8 +726,17 @@ def render(r: dict, args) -> str:
         row(4, f"`sift/search` hybrid latency, {hy['n']} plain-language queries after embedding "
                f"({hy['embedded']} chunks, {hy['model']}; modes {', '.join(hy['modes'])}), query "
                "embedding included",
-            f"p50 {hy['p50_ms']:.1f} ms, p95 {hy['p95_ms']:.1f} ms", "p50 < 20 ms",
-            hy["p50_ms"] < 20)
+            f"p50 {hy['p50_ms']:.1f} ms, p95 {hy['p95_ms']:.1f} ms (first asked, query embedded: "
+            f"p50 {hy['first_p50_ms']:.1f} ms, p95 {hy['first_p95_ms']:.1f} ms)", "p50 < 20 ms",
+            hy["first_p50_ms"] < 20)
+    hu = r.get("hybrid_upgrade")
+    if hu:
+        row(4, f"`sift/search` hybrid latency once the upgrade is in use ({hu['wait_s']:.0f} s "
+               f"after the first model; {hu['n']} queries, {hu['model']}; modes "
+               f"{', '.join(hu['modes'])}), query embedding included",
+            f"p50 {hu['p50_ms']:.1f} ms, p95 {hu['p95_ms']:.1f} ms (first asked, query embedded: "
+            f"p50 {hu['first_p50_ms']:.1f} ms, p95 {hu['first_p95_ms']:.1f} ms)", "p50 < 20 ms",
+            hu["first_p50_ms"] < 20)
     mem = r.get("memory")
     if mem and mem.get("VmHWM"):
         row(5, "server peak resident memory (VmHWM)", f"{mem['VmHWM'] / MB:.0f} MB",
