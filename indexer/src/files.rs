@@ -10,7 +10,7 @@
 //! every file and their postings list its chunks; the content field's fieldnorms give their
 //! lengths. Files for which `skip` is true are left out (an overlay's files on disk).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use tantivy::postings::Postings;
@@ -95,7 +95,7 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
     let mut scores = vec![0f32; n];
     for token in tokens {
         let mut tf: HashMap<u32, u32> = HashMap::new();
-        let mut in_path: HashMap<u32, ()> = HashMap::new();
+        let mut in_path: HashSet<u32> = HashSet::new();
         for (part, per_segment) in parts.iter().zip(&doc_files) {
             let io_err = |e: std::io::Error| Error::tantivy(part.where_, e.into());
             for (segment, of_doc) in part.searcher.segment_readers().iter().zip(per_segment) {
@@ -119,7 +119,7 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
                             if field == part.fields.content {
                                 *tf.entry(file).or_default() += postings.term_freq();
                             } else {
-                                in_path.insert(file, ());
+                                in_path.insert(file);
                             }
                         }
                         doc = postings.advance();
@@ -134,7 +134,7 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
             scores[file as usize] += content_idf * freq * (K1 + 1.0) / (freq + K1 * norm);
         }
         let path_idf = idf(in_path.len());
-        for &file in in_path.keys() {
+        for &file in &in_path {
             scores[file as usize] += FILE_PATH_BOOST * path_idf;
         }
     }
