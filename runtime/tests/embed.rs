@@ -173,3 +173,109 @@ fn cuda_requested_without_cuda_falls_back_to_the_cpu() {
     let v = model.embedder.embed(&["hello"], TextKind::Query).unwrap();
     assert_eq!(v[0].len(), 384);
 }
+
+/// A copy of the installed transformer's directory without its query form (links to its files).
+fn without_query_form(parent: &std::path::Path) -> PathBuf {
+    let home = embed::model_dir(install::TRANSFORMER);
+    let plain = parent.join("plain");
+    std::fs::create_dir_all(&plain).unwrap();
+    for file in ["model.onnx", "tokenizer.json", "sift-model.toml"] {
+        std::os::unix::fs::symlink(home.join(file), plain.join(file)).unwrap();
+    }
+    plain
+}
+
+#[test]
+fn queries_load_the_query_form_which_embeds_exactly_as_the_model() {
+    use sift_indexer::embed::Embedder;
+    use sift_runtime::embed::Workload;
+    use sift_runtime::embed::transformer::{QUERY_FORM, TransformerEmbedder};
+    if !installed() {
+        return;
+    }
+    let home = embed::model_dir(install::TRANSFORMER);
+    // `sift model install` writes it, also into an install from before it existed.
+    assert!(home.join(QUERY_FORM).is_file(), "no {QUERY_FORM}: run `sift model install`");
+    let info = embed::model_info(&home, install::TRANSFORMER).unwrap();
+    let load = |dir: &std::path::Path, workload| {
+        TransformerEmbedder::load(dir, &info, embed::Device::Cpu, 0, workload).unwrap()
+    };
+    let query = load(&home, Workload::Queries);
+    assert!(query.file().ends_with(QUERY_FORM), "{}", query.file().display());
+    // Indexing keeps the original graph (optimised by onnxruntime at load).
+    assert!(load(&home, Workload::Bulk).file().ends_with("model.onnx"));
+    // The same graph without the query form: bit for bit the same vectors, one text at a time
+    // and padded in a batch.
+    let tmp = tempfile::tempdir().unwrap();
+    let plain = load(&without_query_form(tmp.path()), Workload::Queries);
+    assert!(plain.file().ends_with("model.onnx"));
+    let reference = reference();
+    let texts: Vec<&str> = reference.embeddings.iter().map(|r| r.text.as_str()).collect();
+    assert_eq!(
+        query.embed(&texts, TextKind::Query).unwrap(),
+        plain.embed(&texts, TextKind::Query).unwrap()
+    );
+    for (r, text) in reference.embeddings.iter().zip(&texts) {
+        let v = query.embed(&[text], TextKind::Query).unwrap();
+        assert_eq!(v, plain.embed(&[text], TextKind::Query).unwrap(), "{text:?}");
+        assert!(cosine(&v[0], &r.vector) > 0.999, "{text:?} against the Python reference");
+    }
+    // And `load_for_queries`, what a CLI search calls, is that form.
+    let model = embed::load_for_queries(&config(install::TRANSFORMER)).unwrap();
+    assert_eq!(
+        model.embedder.embed(&[texts[0]], TextKind::Query).unwrap(),
+        query.embed(&[texts[0]], TextKind::Query).unwrap()
+    );
+}
+
+#[test]
+fn the_query_form_is_prepared_checked_and_never_trusted_blindly() {
+    use sift_runtime::embed::Workload;
+    use sift_runtime::embed::transformer::{QUERY_FORM, TransformerEmbedder, prepare_query_form};
+    if !installed() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = without_query_form(tmp.path());
+    let info = embed::model_info(&dir, install::TRANSFORMER).unwrap();
+    // all-MiniLM-L6-v2's word and position tables are stored as int8 rows with a scale each.
+    assert_eq!(prepare_query_form(&dir, &info).unwrap(), 2);
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["model.onnx", QUERY_FORM, "sift-model.toml", "tokenizer.json"]);
+
+    let queries = || {
+        TransformerEmbedder::load(&dir, &info, embed::Device::Cpu, 0, Workload::Queries).unwrap()
+    };
+    assert!(queries().file().ends_with(QUERY_FORM));
+
+    // model.onnx replaced after the query form was written: the form is of the old model.
+    let onnx = dir.join("model.onnx");
+    std::fs::remove_file(&onnx).unwrap();
+    std::fs::copy(embed::model_dir(install::TRANSFORMER).join("model.onnx"), &onnx).unwrap();
+    let form_written = std::fs::metadata(dir.join(QUERY_FORM)).unwrap().modified().unwrap();
+    let later = form_written + std::time::Duration::from_secs(1);
+    std::fs::File::options().write(true).open(&onnx).unwrap().set_modified(later).unwrap();
+    assert!(queries().file().ends_with("model.onnx"));
+
+    // A query form that does not load (damaged, or written by another onnxruntime): queries
+    // load model.onnx instead.
+    std::fs::write(dir.join(QUERY_FORM), b"ORTM but not really").unwrap();
+    let damaged = std::fs::File::options().write(true).open(dir.join(QUERY_FORM)).unwrap();
+    damaged.set_modified(later + std::time::Duration::from_secs(1)).unwrap();
+    let model = queries();
+    assert!(model.file().ends_with("model.onnx"));
+    use sift_indexer::embed::Embedder;
+    assert_eq!(model.embed(&["hello"], TextKind::Query).unwrap()[0].len(), 384);
+
+    // A graph that is not ONNX: an error, and nothing left behind.
+    let bad = tmp.path().join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(bad.join("model.onnx"), b"\x3a\x05hello").unwrap();
+    let err = prepare_query_form(&bad, &info).unwrap_err();
+    assert!(matches!(err, ModelError::Load { .. }), "{err}");
+    assert_eq!(std::fs::read_dir(&bad).unwrap().count(), 1, "only model.onnx is there");
+}

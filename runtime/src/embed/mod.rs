@@ -12,6 +12,7 @@
 //! path, `ORT_DYLIB_PATH`, the model directory, or an installed `onnxruntime` Python package.
 
 pub mod install;
+mod onnx_graph;
 pub mod static_model;
 pub mod transformer;
 

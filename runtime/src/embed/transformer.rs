@@ -18,12 +18,13 @@ pub struct TransformerEmbedder {
     id: String,
     dim: usize,
     tokenizer: Tokenizer,
-    session: Mutex<Session>,
+    session: Mutex<Graph>,
     /// Whether the graph takes `token_type_ids`.
     wants_type_ids: bool,
     output: String,
     /// What actually runs the model (`cpu` after a CUDA fallback).
     pub device: Device,
+    file: std::path::PathBuf,
 }
 
 impl TransformerEmbedder {
@@ -37,9 +38,20 @@ impl TransformerEmbedder {
         workload: Workload,
     ) -> Result<TransformerEmbedder, ModelError> {
         let onnx = dir.join("model.onnx");
-        let tokenizer = load_tokenizer(&dir.join("tokenizer.json"), Some(info.max_tokens))?;
-        let env = ort_env()?;
-        let (session, device) = session(env, &onnx, device, threads, workload)?;
+        // The tokenizer (~17 ms to parse) loads beside onnxruntime and the graph.
+        let (tokenizer, graph) = std::thread::scope(|scope| {
+            let tokenizer =
+                scope.spawn(|| load_tokenizer(&dir.join("tokenizer.json"), Some(info.max_tokens)));
+            let graph = graph(dir, &onnx, device, threads, workload);
+            let tokenizer = tokenizer.join().unwrap_or_else(|_| {
+                Err(ModelError::Load {
+                    path: dir.join("tokenizer.json"),
+                    reason: "the tokenizer's loader panicked".into(),
+                })
+            });
+            (tokenizer, graph)
+        });
+        let (tokenizer, (session, device, file)) = (tokenizer?, graph?);
         let wants_type_ids = session.inputs().iter().any(|i| i.name() == "token_type_ids");
         let output = session
             .outputs()
@@ -48,7 +60,7 @@ impl TransformerEmbedder {
             .or_else(|| session.outputs().first())
             .map(|o| o.name().to_string())
             .ok_or_else(|| ModelError::Load {
-                path: onnx.clone(),
+                path: file.clone(),
                 reason: "the graph has no outputs".into(),
             })?;
         Ok(TransformerEmbedder {
@@ -59,7 +71,13 @@ impl TransformerEmbedder {
             wants_type_ids,
             output,
             device,
+            file,
         })
+    }
+
+    /// The file the graph was loaded from: `model.onnx`, or [`QUERY_FORM`] for queries.
+    pub fn file(&self) -> &Path {
+        &self.file
     }
 
     /// Runs the encoder on already tokenised sequences and mean-pools each over its tokens.
@@ -175,6 +193,125 @@ pub fn load_tokenizer(path: &Path, max_tokens: Option<usize>) -> Result<Tokenize
     Ok(tokenizer)
 }
 
+/// The graph a [`TransformerEmbedder`] runs: loaded from `model.onnx` by onnxruntime, or the
+/// query form mapped from its file (onnxruntime reads the ORT format's weights where they lie).
+enum Graph {
+    Loaded(Session),
+    Mapped {
+        // Declared first: dropped before the mapping it reads.
+        session: ort::session::InMemorySession<'static>,
+        _file: memmap2::Mmap,
+    },
+}
+
+impl Graph {
+    fn session(&self) -> &Session {
+        match self {
+            Graph::Loaded(s) => s,
+            Graph::Mapped { session, .. } => session,
+        }
+    }
+
+    fn run<'i, 'v: 'i, const N: usize>(
+        &mut self,
+        inputs: impl Into<ort::session::SessionInputs<'i, 'v, N>>,
+    ) -> ort::Result<ort::session::SessionOutputs<'_>> {
+        match self {
+            Graph::Loaded(s) => s.run(inputs),
+            Graph::Mapped { session, .. } => session.run(inputs),
+        }
+    }
+
+    fn inputs(&self) -> &[ort::value::Outlet] {
+        self.session().inputs()
+    }
+
+    fn outputs(&self) -> &[ort::value::Outlet] {
+        self.session().outputs()
+    }
+}
+
+/// The query form of a model directory's transformer: its graph with the embedding table
+/// gathered before it is dequantised (see `onnx_graph`), in onnxruntime's own format, which
+/// loads without parsing protobuf or copying the weights. Written by `sift model install`
+/// (checked to embed exactly as `model.onnx`); used by [`Workload::Queries`] on the CPU. On
+/// two cores, all-MiniLM-L6-v2's graph loads and embeds a query in about half the time of
+/// `model.onnx` (runtime/examples/query_model.rs measures both).
+pub const QUERY_FORM: &str = "query.ort";
+
+/// Loads the graph for `workload`: the query form when it is asked for, on the CPU, and
+/// present and newer than `model.onnx` (falling back to `model.onnx` when it does not load: an onnxruntime that is not the
+/// one that wrote it), else `onnx`. Returns the graph, the device that runs it and its file.
+fn graph(
+    dir: &Path,
+    onnx: &Path,
+    device: Device,
+    threads: usize,
+    workload: Workload,
+) -> Result<(Graph, Device, std::path::PathBuf), ModelError> {
+    let env = ort_env()?;
+    let query_form = dir.join(QUERY_FORM);
+    if workload == Workload::Queries && device == Device::Cpu && is_current(&query_form, onnx) {
+        match mapped(env, &query_form, threads) {
+            Ok(graph) => return Ok((graph, Device::Cpu, query_form)),
+            Err(e) => tracing::debug!("{e}; loading {} instead", onnx.display()),
+        }
+    }
+    let (session, device) = session(env, onnx, device, threads, workload)?;
+    Ok((Graph::Loaded(session), device, onnx.to_path_buf()))
+}
+
+/// True when `query_form` exists and is not older than `onnx` (a model replaced by hand
+/// leaves a query form of the old one, which must not be used).
+fn is_current(query_form: &Path, onnx: &Path) -> bool {
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (modified(query_form), modified(onnx)) {
+        (Some(form), Some(model)) => form >= model,
+        _ => false,
+    }
+}
+
+fn builder(
+    env: &ort::environment::Environment,
+    threads: usize,
+    optimize: bool,
+) -> ort::Result<ort::session::builder::SessionBuilder> {
+    let mut b = Session::builder(env)?;
+    if threads > 0 {
+        b = b.with_intra_threads(threads)?;
+    }
+    b = b.with_inter_threads(1)?;
+    if !optimize {
+        b = b.with_optimization_level(GraphOptimizationLevel::Disable)?;
+    }
+    Ok(b)
+}
+
+/// A session over `file` (an ORT-format graph) mapped into memory, unoptimised.
+#[allow(unsafe_code)]
+fn mapped(
+    env: &ort::environment::Environment,
+    file: &Path,
+    threads: usize,
+) -> Result<Graph, ModelError> {
+    let load_err = |e: &dyn std::fmt::Display| ModelError::Load {
+        path: file.to_path_buf(),
+        reason: e.to_string(),
+    };
+    let f = std::fs::File::open(file).map_err(|e| load_err(&e))?;
+    // SAFETY: the file is sift's own, written once by `sift model install` and replaced only by
+    // renaming a new directory over the model's: a mapped file is never written in place.
+    let map = unsafe { memmap2::Mmap::map(&f) }.map_err(|e| load_err(&e))?;
+    // SAFETY: the session borrows the mapping's bytes; both live in the same `Graph::Mapped`,
+    // where the session is dropped first, and a mapping's address does not move with its
+    // owner.
+    let bytes: &'static [u8] = unsafe { std::slice::from_raw_parts(map.as_ptr(), map.len()) };
+    let session = builder(env, threads, false)
+        .and_then(|mut b| b.commit_from_memory_directly(bytes))
+        .map_err(|e| load_err(&e))?;
+    Ok(Graph::Mapped { session, _file: map })
+}
+
 fn session(
     env: &ort::environment::Environment,
     onnx: &Path,
@@ -190,22 +327,66 @@ fn session(
         return Err(ModelError::Load { path: onnx.to_path_buf(), reason: "no such file".into() });
     }
     let builder = |cuda: bool| -> Result<Session, ModelError> {
-        let mut b = Session::builder(env).map_err(|e| load_err(&e))?;
-        if threads > 0 {
-            b = b.with_intra_threads(threads).map_err(|e| load_err(&e))?;
-        }
-        b = b.with_inter_threads(1).map_err(|e| load_err(&e))?;
-        if workload == Workload::Queries {
-            b = b
-                .with_optimization_level(GraphOptimizationLevel::Disable)
-                .map_err(|e| load_err(&e))?;
-        }
+        let mut b = builder(env, threads, workload == Workload::Bulk).map_err(|e| load_err(&e))?;
         if cuda {
             b = cuda_provider(b).map_err(|e| load_err(&e))?;
         }
         b.commit_from_file(onnx).map_err(|e| load_err(&e))
     };
     super::with_cuda_fallback(device, "embedding model", builder)
+}
+
+/// Texts the query form must embed exactly as `model.onnx` before it is kept: code, prose, a
+/// word the vocabulary splits, and one longer than the model's 128 tokens.
+const CHECK_TEXTS: [&str; 4] = [
+    "fn parse_config(path: &Path) -> Result<Config, Error> { toml::from_str(&read(path)?) }",
+    "where are database migrations applied",
+    "Überprüfung der Zeichenketten-Normalisierung",
+    "class QuerySet: \"\"\"Represent a lazy database lookup for a set of objects.\"\"\" def filter(self, *args, **kwargs): return self._filter_or_exclude(False, args, kwargs) def exclude(self, *args, **kwargs): return self._filter_or_exclude(True, args, kwargs) def order_by(self, *field_names): obj = self._chain(); obj.query.clear_ordering(force=True, clear_default=False); obj.query.add_ordering(*field_names); return obj",
+];
+
+/// Writes the query form ([`QUERY_FORM`]) of the transformer in `dir` (which holds
+/// `model.onnx`, `tokenizer.json` and its `sift-model.toml`, described by `info`), after
+/// checking that it embeds [`CHECK_TEXTS`] exactly as `model.onnx` does for queries. Returns
+/// how many embedding tables it gathers before dequantising. Written under a temporary name
+/// and renamed: a reader sees no query form or a whole one.
+pub fn prepare_query_form(dir: &Path, info: &ModelInfo) -> Result<usize, ModelError> {
+    let onnx = dir.join("model.onnx");
+    let err = |reason: String| ModelError::Load { path: onnx.clone(), reason };
+    let bytes = std::fs::read(&onnx).map_err(|e| err(e.to_string()))?;
+    let (rewritten, tables) = super::onnx_graph::gather_before_dequantize(&bytes).map_err(err)?;
+    let env = ort_env()?;
+    let tmp = dir.join(format!("{QUERY_FORM}.tmp-{}", std::process::id()));
+    // onnxruntime writes the graph it loaded, unoptimised, in its own format.
+    let write = || -> ort::Result<()> {
+        let mut b = builder(env, 0, false)?
+            .with_config_entry("session.save_model_format", "ORT")?
+            .with_optimized_model_path(&tmp)?;
+        b.commit_from_memory(&rewritten).map(drop)
+    };
+    let written = write();
+    let checked = written.map_err(|e| err(e.to_string())).and_then(|()| {
+        let reference = TransformerEmbedder::load(dir, info, Device::Cpu, 0, Workload::Queries)?;
+        let mut query = TransformerEmbedder::load(dir, info, Device::Cpu, 0, Workload::Queries)?;
+        query.session = Mutex::new(mapped(env, &tmp, 0)?);
+        for text in CHECK_TEXTS {
+            let embed = |m: &TransformerEmbedder| m.embed(&[text], TextKind::Query);
+            let (a, b) = (embed(&reference), embed(&query));
+            let same = matches!((&a, &b), (Ok(a), Ok(b)) if a == b);
+            if !same {
+                return Err(err(format!(
+                    "its query form does not embed {text:?} as it does ({a:?} vs {b:?}); queries use model.onnx"
+                )));
+            }
+        }
+        Ok(())
+    });
+    let result = checked
+        .and_then(|()| std::fs::rename(&tmp, dir.join(QUERY_FORM)).map_err(|e| err(e.to_string())));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.map(|()| tables)
 }
 
 #[cfg(feature = "cuda")]
