@@ -271,6 +271,10 @@ fn the_upgrade_embeds_after_the_first_model_and_searches_switch_to_it() {
     assert_eq!(up["with_vectors"].as_u64(), Some(chunks), "{full}");
     assert_eq!(full["embeddings"]["embedded"], 0, "the first model's vectors were kept: {full}");
     assert!(model_in_use(&[]).starts_with("all-MiniLM-L6-v2-int8"), "{}", model_in_use(&[]));
+    // `sift model info` names the upgrade and the query form a CLI search loads for it.
+    let info = stdout(&run(&["model", "info", "--path", root]));
+    assert!(info.contains("embedding upgrade: all-minilm-l6-v2 ("), "{info}");
+    assert!(info.contains("query form: query.ort"), "{info}");
     let (hits, err) =
         search(&["--path", root, "--mode", "semantic", "wait longer between repeated tries"]);
     assert!(!err.contains("note:"), "{err}");

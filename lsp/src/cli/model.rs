@@ -228,6 +228,16 @@ fn language_model_info(repo: &RepoArgs) -> bool {
     }
 }
 
+/// Whether the transformer in `dir` has its query form (what a CLI search loads).
+fn query_form(dir: &std::path::Path) -> String {
+    use sift_runtime::embed::transformer::QUERY_FORM;
+    if dir.join(QUERY_FORM).is_file() {
+        format!("query form: {QUERY_FORM} (what a CLI search loads for its query)")
+    } else {
+        format!("query form: none (`sift model install` adds {QUERY_FORM}: faster CLI searches)")
+    }
+}
+
 #[allow(clippy::print_stdout)]
 fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
     let layered = super::load_config(&repo.root(), &[])?;
@@ -254,9 +264,22 @@ fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
             }
             if info.kind == embed::ModelKind::Transformer {
                 println!("  device: {} (token budget {})", config.device, info.max_tokens);
+                println!("  {}", query_form(&dir));
             }
         }
         Err(e) => println!("  not usable: {e}"),
+    }
+    if let Some(up) = config.upgrade_config() {
+        let name = up.model_name();
+        let dir = embed::model_dir(name);
+        match embed::model_info(&dir, name) {
+            Ok(_) => println!(
+                "embedding upgrade: {name} ({}; searches use it once its vectors cover the index)\n  {}",
+                dir.display(),
+                query_form(&dir)
+            ),
+            Err(e) => println!("embedding upgrade: {name}: not usable: {e}"),
+        }
     }
     match embed::find_onnxruntime(config.onnxruntime.as_deref()) {
         Ok(lib) => println!("onnxruntime: {}", lib.display()),
