@@ -234,6 +234,8 @@ pub struct CodeIndex {
     /// The manifest last read by [`CodeIndex::manifest_shared`], with its file name (a commit
     /// writes a new manifest file; a named one never changes).
     manifest_cache: std::sync::Mutex<Option<(String, std::sync::Arc<Manifest>)>>,
+    /// The documents of the last searcher asked about grouped by file ([`CodeIndex::file_map`]).
+    file_map: std::sync::Mutex<Option<std::sync::Arc<crate::files::FileMap>>>,
     /// Whether updates keep the definitions of the files they index
     /// ([`CodeIndex::keep_definitions`]).
     definitions_wanted: std::sync::atomic::AtomicBool,
@@ -340,6 +342,26 @@ impl CodeIndex {
         let manifest = std::sync::Arc::new(Manifest::load(&self.layout.index_dir, &name)?);
         *cache = Some((name.clone(), manifest.clone()));
         Ok((manifest, name))
+    }
+
+    /// The documents of `searcher` (one of this index's) grouped by file, for file-level
+    /// scores: built again only when its segments or their deletions differ from the last
+    /// searcher's (a commit), so a server's queries share one.
+    pub(crate) fn file_map(
+        &self,
+        searcher: &tantivy::Searcher,
+    ) -> Result<std::sync::Arc<crate::files::FileMap>> {
+        let mut cache = self.file_map.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(map) = cache.as_ref().filter(|m| m.fits(searcher)) {
+            return Ok(map.clone());
+        }
+        let map = std::sync::Arc::new(crate::files::FileMap::build(
+            searcher,
+            &self.fields,
+            &self.layout.index_dir,
+        )?);
+        *cache = Some(map.clone());
+        Ok(map)
     }
 
     /// Asks every later update of this index to keep the definitions of the files it indexes
@@ -548,6 +570,7 @@ fn finish(layout: Layout, index: Index, fields: Fields) -> Result<CodeIndex> {
         reader,
         fields,
         manifest_cache: Default::default(),
+        file_map: Default::default(),
         definitions_wanted: Default::default(),
         definitions: Default::default(),
         last_change: Default::default(),

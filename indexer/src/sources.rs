@@ -18,7 +18,7 @@ use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
 use crate::error::Result;
-use crate::files::{Part, file_scores};
+use crate::files::{FileMap, Part, file_scores};
 use crate::index::CodeIndex;
 use crate::overlay::Overlay;
 use crate::search::{Hit, SearchOptions, collect_hits, search_searcher, search_tokens};
@@ -214,18 +214,29 @@ impl<'a> Sources<'a> {
     fn file_scores(&self, query: &str) -> Result<HashMap<String, f32>> {
         let Ok(tokens) = search_tokens(query) else { return Ok(HashMap::new()) };
         let disk = self.index.reader.searcher();
+        let disk_map = self.index.file_map(&disk)?;
         let held = |p: &str| self.held(p);
         let none = |_: &str| false;
         let mut parts = vec![Part {
             searcher: &disk,
+            map: &disk_map,
             fields: &self.index.fields,
             where_: &self.index.layout.index_dir,
             skip: &held,
         }];
-        let memory = self.overlay.map(|o| o.searcher());
-        if let (Some(overlay), Some(memory)) = (self.overlay, memory.as_ref()) {
+        // The overlay's few buffers change between queries: grouped each time.
+        let memory = match self.overlay {
+            Some(overlay) => {
+                let searcher = overlay.searcher();
+                let map = FileMap::build(&searcher, overlay.fields(), Path::new(MEMORY))?;
+                Some((overlay, searcher, map))
+            }
+            None => None,
+        };
+        if let Some((overlay, searcher, map)) = &memory {
             parts.push(Part {
-                searcher: memory,
+                searcher,
+                map,
                 fields: overlay.fields(),
                 where_: Path::new(MEMORY),
                 skip: &none,
