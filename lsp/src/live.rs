@@ -340,6 +340,12 @@ impl Workspace {
         self.semantic.stop.store(true, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether an embedding pass (the model's or its upgrade's) is in a batch now.
+    pub fn embedding_running(&self) -> bool {
+        self.semantic.state() == "embedding"
+            || self.semantic.upgrade().is_some_and(|u| u.state == "embedding")
+    }
+
     /// Resumes background embedding where it stopped.
     pub fn resume_embedding(&self) {
         self.semantic.paused.store(false, std::sync::atomic::Ordering::Relaxed);

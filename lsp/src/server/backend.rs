@@ -33,6 +33,10 @@ use super::search;
 use crate::live::Workspace;
 use crate::watch::TreeWatcher;
 
+/// How long `shutdown` waits for a running embedding batch to end (a batch of the transformer
+/// takes well under a second on two cores).
+const SHUTDOWN_EMBEDDING_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Shared server state.
 pub struct Backend {
     pub(super) client: Client,
@@ -199,6 +203,19 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> Result<()> {
+        // Background embedding stops after its batch before the process exits: onnxruntime
+        // torn down at exit under a running batch failed it with an error line in the log.
+        // Nothing is lost either way (vectors are appended batch by batch).
+        let workspaces = self.workspaces();
+        for ws in &workspaces {
+            ws.pause_embedding();
+        }
+        let deadline = std::time::Instant::now() + SHUTDOWN_EMBEDDING_WAIT;
+        while workspaces.iter().any(|w| w.embedding_running())
+            && std::time::Instant::now() < deadline
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
         Ok(())
     }
 
