@@ -9,7 +9,7 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::static_model::distill;
-use super::transformer::{QUERY_FORM, TransformerEmbedder, prepare_query_form};
+use super::transformer::{QUERY_FORM, TransformerEmbedder, is_current, prepare_query_form};
 use super::{Device, ModelError, ModelInfo, ModelKind, Workload, sift_home, use_onnxruntime};
 
 /// The onnxruntime package (its wheel carries `libonnxruntime.so`).
@@ -51,9 +51,10 @@ pub fn is_installed() -> bool {
 pub fn install(force: bool, say: &dyn Fn(&str)) -> Result<InstallReport, ModelError> {
     let home = sift_home();
     if !force && is_installed() {
-        // Installs from before the query form existed get it now (a few seconds).
+        // Installs from before the query form existed get it now (a few seconds), and a
+        // model.onnx replaced since its form was written gets a new one.
         let dir = home.join("models").join(TRANSFORMER);
-        if !dir.join(QUERY_FORM).is_file() {
+        if !is_current(&dir.join(QUERY_FORM), &dir.join("model.onnx")) {
             prepare_query_form_in(&dir, say);
         }
         return Ok(InstallReport { home, already_installed: true });

@@ -273,7 +273,7 @@ fn graph(
 
 /// True when `query_form` exists and is not older than `onnx` (a model replaced by hand
 /// leaves a query form of the old one, which must not be used).
-fn is_current(query_form: &Path, onnx: &Path) -> bool {
+pub(crate) fn is_current(query_form: &Path, onnx: &Path) -> bool {
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     match (modified(query_form), modified(onnx)) {
         (Some(form), Some(model)) => form >= model,
