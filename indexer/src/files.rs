@@ -37,7 +37,6 @@ pub const FILE_PATH_BOOST: f32 = 1.5;
 #[derive(Debug, PartialEq)]
 pub struct FileMap {
     files: Vec<String>,
-    index_of: HashMap<String, u32>,
     lengths: Vec<u64>,
     /// Per segment: the file of each document (`u32::MAX`: none, or deleted).
     of_doc: Vec<Vec<u32>>,
@@ -50,9 +49,10 @@ impl FileMap {
     pub fn build(searcher: &Searcher, fields: &Fields, where_: &Path) -> Result<FileMap> {
         let tantivy_err = |e| Error::tantivy(where_, e);
         let io_err = |e: std::io::Error| Error::tantivy(where_, e.into());
+        // A path's documents can be in several segments: one number per path.
+        let mut index_of: HashMap<String, u32> = HashMap::new();
         let mut map = FileMap {
             files: Vec::new(),
-            index_of: HashMap::new(),
             lengths: Vec::new(),
             of_doc: Vec::new(),
             segments: searcher.generation().segments().clone(),
@@ -73,7 +73,7 @@ impl FileMap {
                 while doc != TERMINATED {
                     if alive.is_none_or(|a| a.is_alive(doc)) {
                         let i = *idx.get_or_insert_with(|| {
-                            *map.index_of.entry(path.to_string()).or_insert_with(|| {
+                            *index_of.entry(path.to_string()).or_insert_with(|| {
                                 map.files.push(path.to_string());
                                 map.lengths.push(0);
                                 (map.files.len() - 1) as u32

@@ -228,10 +228,10 @@ fn language_model_info(repo: &RepoArgs) -> bool {
     }
 }
 
-/// Whether the transformer in `dir` has its query form (what a CLI search loads).
+/// Whether the transformer in `dir` has a query form a CLI search would load.
 fn query_form(dir: &std::path::Path) -> String {
-    use sift_runtime::embed::transformer::QUERY_FORM;
-    if dir.join(QUERY_FORM).is_file() {
+    use sift_runtime::embed::transformer::{QUERY_FORM, current_query_form};
+    if current_query_form(dir).is_some() {
         format!("query form: {QUERY_FORM} (what a CLI search loads for its query)")
     } else {
         format!("query form: none (`sift model install` adds {QUERY_FORM}: faster CLI searches)")

@@ -9,7 +9,7 @@ use std::process::Command;
 use sha2::{Digest, Sha256};
 
 use super::static_model::distill;
-use super::transformer::{QUERY_FORM, TransformerEmbedder, is_current, prepare_query_form};
+use super::transformer::{QUERY_FORM, TransformerEmbedder, current_query_form, prepare_query_form};
 use super::{Device, ModelError, ModelInfo, ModelKind, Workload, sift_home, use_onnxruntime};
 
 /// The onnxruntime package (its wheel carries `libonnxruntime.so`).
@@ -54,7 +54,7 @@ pub fn install(force: bool, say: &dyn Fn(&str)) -> Result<InstallReport, ModelEr
         // Installs from before the query form existed get it now (a few seconds), and a
         // model.onnx replaced since its form was written gets a new one.
         let dir = home.join("models").join(TRANSFORMER);
-        if !is_current(&dir.join(QUERY_FORM), &dir.join("model.onnx")) {
+        if current_query_form(&dir).is_none() {
             prepare_query_form_in(&dir, say);
         }
         return Ok(InstallReport { home, already_installed: true });

@@ -249,9 +249,9 @@ impl Graph {
 /// `model.onnx` (runtime/examples/query_model.rs measures both).
 pub const QUERY_FORM: &str = "query.ort";
 
-/// Loads the graph for `workload`: the query form when it is asked for, on the CPU, and
-/// present and newer than `model.onnx` (falling back to `model.onnx` when it does not load: an onnxruntime that is not the
-/// one that wrote it), else `onnx`. Returns the graph, the device that runs it and its file.
+/// Loads the graph for `workload`: the query form ([`current_query_form`]) for queries on the
+/// CPU, falling back to `onnx` when it does not load (an onnxruntime that is not the one that
+/// wrote it); else `onnx`. Returns the graph, the device that runs it and its file.
 fn graph(
     dir: &Path,
     onnx: &Path,
@@ -260,8 +260,10 @@ fn graph(
     workload: Workload,
 ) -> Result<(Graph, Device, std::path::PathBuf), ModelError> {
     let env = ort_env()?;
-    let query_form = dir.join(QUERY_FORM);
-    if workload == Workload::Queries && device == Device::Cpu && is_current(&query_form, onnx) {
+    if workload == Workload::Queries
+        && device == Device::Cpu
+        && let Some(query_form) = current_query_form(dir)
+    {
         match mapped(env, &query_form, threads) {
             Ok(graph) => return Ok((graph, Device::Cpu, query_form)),
             Err(e) => tracing::debug!("{e}; loading {} instead", onnx.display()),
@@ -271,14 +273,13 @@ fn graph(
     Ok((Graph::Loaded(session), device, onnx.to_path_buf()))
 }
 
-/// True when `query_form` exists and is not older than `onnx` (a model replaced by hand
-/// leaves a query form of the old one, which must not be used).
-pub(crate) fn is_current(query_form: &Path, onnx: &Path) -> bool {
+/// The query form of the transformer in `dir`, when there is one not older than its
+/// `model.onnx` (a model replaced by hand leaves a form of the old one, which must not be
+/// used). What a query load tries, what install replaces, what `sift model info` reports.
+pub fn current_query_form(dir: &Path) -> Option<std::path::PathBuf> {
+    let form = dir.join(QUERY_FORM);
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    match (modified(query_form), modified(onnx)) {
-        (Some(form), Some(model)) => form >= model,
-        _ => false,
-    }
+    (modified(&form)? >= modified(&dir.join("model.onnx"))?).then_some(form)
 }
 
 fn builder(
