@@ -3,7 +3,7 @@
 (Python packages from PyPI, Rust crates from crates.io), each changed hunk turned into the
 agent's `edit` tool form (old_text -> new_text, with as many context lines as it takes to be
 unique, as a model is told to write it), also re-indented and with trailing whitespace
-stripped, applied through the tool's matcher (runtime/engine/examples/edit_apply.rs) to the
+stripped, applied through the tool's matcher (engine/examples/edit_apply.rs) to the
 old file, and compared with the new file. The baseline applies the same hunks with GNU patch,
 without line numbers (every hunk says line 1, so patch has to find it by its context), with
 its default fuzz and with --ignore-whitespace.

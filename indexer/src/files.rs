@@ -4,7 +4,7 @@
 //! Chunk-level BM25 finds the chunk that says most of a query; a query that describes a change
 //! ("Added support for pyformat style parameters on SQLite") is often answered by a file whose
 //! chunks each say part of it, and whose path says the rest. Hybrid search adds this file score
-//! to every chunk of the file ([`crate::semantic::Fusion::file_weight`]).
+//! to every chunk of the file ([`crate::hybrid::Fusion::file_weight`]).
 //!
 //! Computed from the index as it is, with no extra data on disk: the `path` field's terms name
 //! every file and their postings list its chunks; the content field's fieldnorms give their

@@ -11,8 +11,8 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
 use serde::Serialize;
-use sift_engine::semantic::Semantic;
-use sift_indexer::{CodeIndex, Error as IndexError, Progress, UpdateOptions};
+use sift_engine::embeddings::Semantic;
+use sift_engine::index::{CodeIndex, Error as IndexError, Progress, UpdateOptions};
 use tokio::sync::mpsc;
 
 /// How far indexing of a workspace has come.
@@ -110,11 +110,11 @@ pub struct Workspace {
     /// What the next update must look at.
     pending: Mutex<Pending>,
     /// Tells `sift search` in other processes that this one keeps the index fresh.
-    _watching: Option<sift_indexer::WatchGuard>,
+    _watching: Option<sift_engine::index::WatchGuard>,
     updates: mpsc::Sender<()>,
     /// The sandbox's policy (memory's citations are read through it) and the notes folder;
     /// `None` when `[sandbox]` is invalid.
-    memory: Option<(sift_runtime::sandbox::Policy, sift_engine::memory::Memory)>,
+    memory: Option<(sift_engine::sandbox::Policy, sift_engine::memory::Memory)>,
     /// The notes and their states, checked after every index update.
     notebook: RwLock<Option<sift_engine::memory::Notebook>>,
     /// Bumped whenever the notes or their states changed (code lenses to redraw).
@@ -167,8 +167,8 @@ impl Workspace {
     pub fn open(
         root: &Path,
         opts: UpdateOptions,
-        embed: Result<sift_runtime::embed::EmbedConfig, String>,
-        policy: Option<sift_runtime::sandbox::Policy>,
+        embed: Result<sift_engine::embed::EmbedConfig, String>,
+        policy: Option<sift_engine::sandbox::Policy>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
         let store = sift_engine::store::open(root)?;
@@ -229,14 +229,14 @@ impl Workspace {
     }
 
     /// The sandbox's policy for this workspace (`None` when `[sandbox]` is invalid).
-    pub fn policy(&self) -> Option<&sift_runtime::sandbox::Policy> {
+    pub fn policy(&self) -> Option<&sift_engine::sandbox::Policy> {
         self.memory.as_ref().map(|(p, _)| p)
     }
 
     /// The policy memory reads through and the notes folder.
     pub fn memory_parts(
         &self,
-    ) -> Option<(&sift_runtime::sandbox::Policy, &sift_engine::memory::Memory)> {
+    ) -> Option<(&sift_engine::sandbox::Policy, &sift_engine::memory::Memory)> {
         self.memory.as_ref().map(|(p, m)| (p, m))
     }
 
@@ -528,7 +528,7 @@ impl Workspace {
         &self,
         sink: &mpsc::UnboundedSender<ProgressEvent>,
         what: &'static str,
-        pass: impl FnOnce(&EmbedProgress) -> Option<sift_indexer::EmbedReport>,
+        pass: impl FnOnce(&EmbedProgress) -> Option<sift_engine::index::EmbedReport>,
     ) {
         let progress = EmbedProgress {
             root: self.root.clone(),

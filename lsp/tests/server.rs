@@ -648,7 +648,7 @@ async fn wait_status(client: &mut TestClient, what: &str, done: impl Fn(&Value) 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embeddings_fill_in_the_background_and_hybrid_search_uses_them() {
-    if !sift_runtime::embed::install::is_installed() {
+    if !sift_engine::embed::install::is_installed() {
         assert_ne!(
             std::env::var("SIFT_REQUIRE_MODEL").as_deref(),
             Ok("1"),

@@ -222,7 +222,7 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
     });
     const env = {
         ...process.env,
-        // sift lsp reads [model] from these (runtime/engine/src/config/model.rs).
+        // sift lsp reads [model] from these (engine/src/config/model.rs).
         SIFT_MODEL_BACKEND: 'openai',
         SIFT_MODEL_BASE_URL: `http://127.0.0.1:${modelPort}/v1`,
         SIFT_MODEL_NAME: 'x',

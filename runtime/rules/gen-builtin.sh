@@ -1,5 +1,5 @@
 #!/bin/sh
-# Regenerates runtime/src/review/builtin.rs from the files under runtime/rules/.
+# Regenerates runtime/src/rules/builtin.rs from the files under runtime/rules/.
 # Run from runtime/rules/: ./gen-builtin.sh
 set -e
 out=../src/review/builtin.rs

@@ -1,5 +1,5 @@
 //! Edits as one type: replacements of byte ranges of a file's text. A review finding's fix is
-//! one ([`crate::review::Fix`]); the agent's edits will be too. The front ends convert them:
+//! one ([`crate::rules::Fix`]); the agent's edits will be too. The front ends convert them:
 //! the language server to an LSP `WorkspaceEdit` (positions in the negotiated encoding, through
 //! the file's text), the CLI and review reports to whole-line replacements
 //! ([`Edit::whole_lines`]) and unified diffs ([`FileEdit::unified_diff`]).

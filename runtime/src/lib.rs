@@ -18,7 +18,7 @@ pub mod edit;
 pub mod embed;
 pub mod llm;
 pub mod redact;
-pub mod review;
+pub mod rules;
 pub mod sandbox;
 pub mod setting;
 

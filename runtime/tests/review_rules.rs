@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use sift_runtime::indexer::Language;
-use sift_runtime::review::{Finding, Rule, RulePack, check_file, run_rule_tests};
+use sift_runtime::rules::{Finding, Rule, RulePack, check_file, run_rule_tests};
 
 /// Every rule file loads; all errors are listed at once (the built-in pack stops at the first).
 #[test]

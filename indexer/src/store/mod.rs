@@ -18,7 +18,7 @@
 //!
 //! Each subsystem declares its entries as [`Entry`] constants beside its code and lists them in
 //! one `const` slice: the indexer's is [`crate::index::STORE_ENTRIES`], review's is
-//! `sift_runtime::review::STORE_ENTRIES`; memory notes and plugins will add theirs the same way.
+//! `sift_runtime::rules::STORE_ENTRIES`; memory notes and plugins will add theirs the same way.
 //! Whoever opens the store (sift-engine's `store::open`, which every front end calls) passes the
 //! slices of the subsystems it links as a [`Registry`]. Adding an entry is one constant in the
 //! owning subsystem, and no crate lists another's entries: the indexer knows nothing of review,

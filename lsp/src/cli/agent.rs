@@ -11,8 +11,8 @@ use clap::Args;
 use sift_engine::Workspace;
 use sift_engine::agent::best::{self, Pick};
 use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Task, Transcript};
-use sift_runtime::llm::config as llm_config;
-use sift_runtime::llm::{Cancel, LanguageModel};
+use sift_engine::llm::config as llm_config;
+use sift_engine::llm::{Cancel, LanguageModel};
 
 use super::{RepoArgs, WalkArgs};
 
@@ -133,7 +133,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
                 .timeout
                 .map_or(setup.budget.max_duration, std::time::Duration::from_secs),
         },
-        params: sift_runtime::llm::GenerationParams {
+        params: sift_engine::llm::GenerationParams {
             temperature: args.temperature,
             seed: args.seed,
             ..Options::default().params
@@ -162,7 +162,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         history = r.history;
         finished_before = r.ended && task_text.trim().is_empty();
         if !task_text.trim().is_empty() {
-            history.push(sift_runtime::llm::Message::user(task_text.clone()));
+            history.push(sift_engine::llm::Message::user(task_text.clone()));
         }
         eprintln!("resuming {} ({} messages)", transcript.id(), history.len());
     }
@@ -201,7 +201,7 @@ fn report(
     model: &str,
     outcome: &agent::Outcome,
     budget: &Budget,
-    redactions: &[sift_runtime::redact::Redaction],
+    redactions: &[sift_engine::redact::Redaction],
 ) -> Result<ExitCode> {
     let diff = outcome.changes.unified_diff();
     let mut stdout = std::io::stdout().lock();

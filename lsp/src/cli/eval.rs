@@ -19,7 +19,7 @@ use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use sift_engine::{Mode, Query, Workspace};
-use sift_indexer::{Error, Fusion, Hit};
+use sift_engine::index::{Error, Fusion, Hit};
 
 use super::{RepoArgs, WalkArgs};
 
@@ -352,7 +352,7 @@ fn write_dump(
     };
     let record = serde_json::json!({
         "set": set, "split": split, "q": q.q, "gold": q.gold,
-        "identifiers": sift_indexer::semantic::query_identifiers(&q.q),
+        "identifiers": sift_engine::index::query_identifiers(&q.q),
         "lexical": lexical.iter().map(row).collect::<Vec<_>>(),
         "semantic": semantic.iter().take(100).map(row).collect::<Vec<_>>(),
         "semantic_scores": semantic.iter().map(|h| h.score).collect::<Vec<_>>(),

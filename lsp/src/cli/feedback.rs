@@ -1,5 +1,5 @@
 //! `sift feedback`: the findings people marked as wrong, remembered in
-//! `.sift/feedback/dismissed.jsonl` (see `sift_runtime::review::feedback`): list them, dismiss
+//! `.sift/feedback/dismissed.jsonl` (see `sift_engine::rules::feedback`): list them, dismiss
 //! one from the command line, forget a dismissal.
 
 use std::process::ExitCode;
@@ -8,7 +8,7 @@ use std::time::SystemTime;
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
 use sift_engine::review::{Change, Request, repository_root, review};
-use sift_runtime::review::feedback::{self, Dismissal, Feedback, Record};
+use sift_engine::rules::feedback::{self, Dismissal, Feedback, Record};
 
 use super::RepoArgs;
 

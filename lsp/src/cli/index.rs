@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use sift_engine::semantic::{Semantic, UPGRADE_SCOPE};
-use sift_indexer::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport};
-use sift_runtime::embed::{EmbedConfig, LoadedModel};
+use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
+use sift_engine::index::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport};
+use sift_engine::embed::{EmbedConfig, LoadedModel};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs, human_bytes};
@@ -58,7 +58,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let idle = args.idle_exit.map(std::time::Duration::from_secs);
     // One watcher with an idle limit is enough: claim the lock before doing any work.
     let alone = match idle {
-        Some(_) => match sift_indexer::Layout::new(&store).watch_alone()? {
+        Some(_) => match sift_engine::index::Layout::new(&store).watch_alone()? {
             Some(guard) => Some(guard),
             None => {
                 #[allow(clippy::print_stdout)]
@@ -160,8 +160,8 @@ fn embed_with(
 #[allow(clippy::print_stdout)]
 fn watch(
     index: &CodeIndex,
-    opts: &sift_indexer::UpdateOptions,
-    _guard: sift_indexer::WatchGuard,
+    opts: &sift_engine::index::UpdateOptions,
+    _guard: sift_engine::index::WatchGuard,
     idle: Option<std::time::Duration>,
     semantic: Option<&Semantic>,
 ) -> Result<()> {
@@ -173,7 +173,7 @@ fn watch(
         }
     })?;
     // What changed after the update above and before the watcher started.
-    if let Err(e) = index.refresh(opts, &sift_indexer::NoProgress) {
+    if let Err(e) = index.refresh(opts, &sift_engine::index::NoProgress) {
         eprintln!("warning: {e}");
     }
     match idle {
@@ -218,9 +218,9 @@ fn watch(
             }
         }
         let result = if rescan {
-            index.update(opts, &sift_indexer::NoProgress)
+            index.update(opts, &sift_engine::index::NoProgress)
         } else {
-            index.update_paths(&paths, opts, &sift_indexer::NoProgress)
+            index.update_paths(&paths, opts, &sift_engine::index::NoProgress)
         };
         match result {
             Ok(r) if r.changed_anything() => {
@@ -229,8 +229,8 @@ fn watch(
                     r.added, r.changed, r.removed, r.elapsed_ms
                 );
                 if let Some(semantic) = semantic {
-                    semantic.run_pass(index, &sift_indexer::NoProgress);
-                    semantic.run_upgrade_pass(index, &sift_indexer::NoProgress);
+                    semantic.run_pass(index, &sift_engine::index::NoProgress);
+                    semantic.run_upgrade_pass(index, &sift_engine::index::NoProgress);
                 }
             }
             Ok(_) => {}
@@ -245,7 +245,7 @@ pub fn announce(notice: Option<&OpenNotice>) {
     if let Some(OpenNotice::Rebuilt { old_format }) = notice {
         eprintln!(
             "note: the index had format {old_format}, older than this sift's ({}); rebuilding it",
-            sift_indexer::FORMAT_VERSION
+            sift_engine::index::FORMAT_VERSION
         );
     }
 }

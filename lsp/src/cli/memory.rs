@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
 use sift_engine::memory::{self, IndexedCode, Memory, Note, Notebook, State, find};
-use sift_indexer::CodeIndex;
-use sift_runtime::sandbox::Policy;
+use sift_engine::index::CodeIndex;
+use sift_engine::sandbox::Policy;
 
 use super::{RepoArgs, WalkArgs};
 
@@ -327,7 +327,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
         MemoryCommand::Search { repo, query, k, json } => {
             let ctx = Ctx::open(&repo)?;
             let book = ctx.book()?;
-            let semantic = sift_engine::semantic::Semantic::load(
+            let semantic = sift_engine::embeddings::Semantic::load(
                 super::semantic::embed_config(&ctx.root).map_err(|e| e.to_string()),
             );
             let vectors = find::NoteVectors::default();
@@ -372,7 +372,7 @@ fn edit_in_editor(memory: &Memory, slug: &str) -> Result<Note> {
         Err(e) => {
             let kept = path.with_extension("md.rejected");
             std::fs::write(&kept, std::fs::read(&path)?)?;
-            sift_indexer::store::write_atomic(&path, before.as_bytes())?;
+            sift_engine::index::write_atomic(&path, before.as_bytes())?;
             bail!("{e}; the note is back as it was, your edit is in {}", kept.display())
         }
     }

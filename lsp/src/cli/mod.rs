@@ -98,7 +98,7 @@ pub struct WalkArgs {
 }
 
 fn parse_size_arg(text: &str) -> std::result::Result<u64, String> {
-    sift_indexer::config::parse_size(text)
+    sift_engine::index::parse_size(text)
 }
 
 /// `--mode`: the engine's search modes, by the names the engine parses.
@@ -151,7 +151,7 @@ fn init_tracing(log_file: Option<&Path>) -> Result<()> {
                 .create(true)
                 .append(true)
                 .open(path)
-                .map_err(|e| sift_indexer::Error::io("open the log file", path, e))?;
+                .map_err(|e| sift_engine::index::Error::io("open the log file", path, e))?;
             builder.with_writer(std::sync::Mutex::new(file)).init();
         }
         None => builder.with_writer(std::io::stderr).init(),
@@ -195,8 +195,8 @@ impl WalkArgs {
 /// The update options for `root`: `[index]` with the flags over it, and the environment's
 /// tuning knobs (`SIFT_THREADS`, `SIFT_COMMIT_INTERVAL_MS`; a command commits every 10 s
 /// otherwise).
-pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_indexer::UpdateOptions> {
-    let every = sift_indexer::UpdateOptions::default().commit_interval;
+pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_engine::index::UpdateOptions> {
+    let every = sift_engine::index::UpdateOptions::default().commit_interval;
     Ok(load_config(root, &walk.flags())?.update_options(every)?)
 }
 
@@ -214,7 +214,7 @@ pub fn human_bytes(n: u64) -> String {
 
 /// Tells the user on stderr what was redacted before the model's endpoint saw it (nothing
 /// when nothing was, or the model is local).
-pub fn report_redactions(model: &dyn sift_runtime::llm::LanguageModel) {
+pub fn report_redactions(model: &dyn sift_engine::llm::LanguageModel) {
     let redactions = model.redactions();
     if redactions.is_empty() {
         return;
@@ -226,7 +226,7 @@ pub fn report_redactions(model: &dyn sift_runtime::llm::LanguageModel) {
         about.name,
         about.device
     );
-    for line in sift_runtime::redact::describe(&redactions, 20) {
+    for line in sift_engine::redact::describe(&redactions, 20) {
         eprintln!("  {line}");
     }
 }

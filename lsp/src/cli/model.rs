@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, Subcommand};
-use sift_runtime::embed::{self, install};
-use sift_runtime::llm::config::{self as llm_config, Backend, ModelConfig};
-use sift_runtime::llm::{Cancel, ChatRequest, FinishReason, GenerationParams, Message};
+use sift_engine::embed::{self, install};
+use sift_engine::llm::config::{self as llm_config, Backend, ModelConfig};
+use sift_engine::llm::{Cancel, ChatRequest, FinishReason, GenerationParams, Message};
 
 use super::RepoArgs;
 
@@ -72,7 +72,7 @@ pub fn run(args: ModelArgs) -> Result<ExitCode> {
         ModelCommand::Install { force, llm } => {
             let report = install::install(force, &|line| eprintln!("{line}"))?;
             if llm {
-                let r = sift_runtime::llm::install::install(force, &|line| eprintln!("{line}"))?;
+                let r = sift_engine::llm::install::install(force, &|line| eprintln!("{line}"))?;
                 let what = if r.already_installed { "is already installed" } else { "installed" };
                 eprintln!("the language model {what} in {}", r.dir.display());
             }
@@ -230,7 +230,7 @@ fn language_model_info(repo: &RepoArgs) -> bool {
 
 /// Whether the transformer in `dir` has a query form a CLI search would load.
 fn query_form(dir: &std::path::Path) -> String {
-    use sift_runtime::embed::transformer::{QUERY_FORM, current_query_form};
+    use sift_engine::embed::transformer::{QUERY_FORM, current_query_form};
     if current_query_form(dir).is_some() {
         format!("query form: {QUERY_FORM} (what a CLI search loads for its query)")
     } else {
@@ -291,7 +291,7 @@ fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
         let model = embed::load(&config)?;
         let v = model
             .embedder
-            .embed(&["where are files cut into chunks"], sift_runtime::indexer::TextKind::Query)?;
+            .embed(&["where are files cut into chunks"], sift_engine::index::TextKind::Query)?;
         let dev = model.device.map(|d| format!(" on {d}")).unwrap_or_default();
         println!("check: embedded a sentence into {} numbers{dev}", v[0].len());
     }

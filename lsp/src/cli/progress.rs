@@ -3,7 +3,7 @@
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
-use sift_indexer::Progress;
+use sift_engine::index::Progress;
 
 /// Shows update progress as an indicatif bar on stderr.
 pub struct TerminalProgress {

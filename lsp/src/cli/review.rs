@@ -1,7 +1,7 @@
 //! `sift review`: argument parsing, the report's format and the exit status. The review itself
 //! (git, rules, configuration, fix history, model reviewer, dismissals) is
 //! `sift_engine::review`; the formats and the JSON contract are in
-//! `sift_runtime::review::report`.
+//! `sift_engine::rules::report`.
 
 use std::io::{IsTerminal, Read, Write};
 use std::path::{Path, PathBuf};
@@ -10,10 +10,10 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
 use sift_engine::review::{self, Change, ModelChoice, ModelPass, Request, ReviewModel};
-use sift_runtime::llm::config as llm_config;
-use sift_runtime::review::Severity;
-use sift_runtime::review::model::ModelReviewConfig;
-use sift_runtime::review::report;
+use sift_engine::llm::config as llm_config;
+use sift_engine::rules::Severity;
+use sift_engine::rules::model::ModelReviewConfig;
+use sift_engine::rules::report;
 
 use super::RepoArgs;
 

@@ -4,9 +4,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
-use sift_engine::semantic::Semantic;
+use sift_engine::embeddings::Semantic;
 use sift_engine::{Mode, Query, Workspace};
-use sift_indexer::{CodeIndex, Error, Hit};
+use sift_engine::index::{CodeIndex, Error, Hit};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs};
@@ -49,7 +49,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     let query = args.query.join(" ");
     // Refuse a query with no words (nothing to match, nothing to mean) before spending time on
     // the index.
-    if sift_indexer::tokenizer::tokenize(&query).is_empty() {
+    if sift_engine::index::tokenize(&query).is_empty() {
         return Err(Error::EmptyQuery(query).into());
     }
     // The model loads (and embeds the query) on the other core while the index is opened.
@@ -111,7 +111,7 @@ fn keep_watching(root: &std::path::Path, args: &SearchArgs) -> Result<()> {
         }
     };
     let store = sift_engine::store::open(root)?;
-    let logs = store.path(&sift_indexer::store::LOGS);
+    let logs = store.path(&sift_engine::index::LOGS);
     std::fs::create_dir_all(&logs).map_err(|e| Error::io("create", &logs, e))?;
     let log_path = logs.join("watch.log");
     let log = std::fs::OpenOptions::new()
@@ -157,7 +157,7 @@ pub(super) fn open_index(
     if no_refresh {
         let store = sift_engine::store::open(root)?;
         Ok(CodeIndex::open(&store)?
-            .ok_or_else(|| Error::NoIndex { path: sift_indexer::Layout::new(&store).index_dir })?)
+            .ok_or_else(|| Error::NoIndex { path: sift_engine::index::Layout::new(&store).index_dir })?)
     } else {
         refreshed(root, walk)
     }
@@ -169,7 +169,7 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed, and
     // no configuration to read for one (the watcher read its own).
     let store = sift_engine::store::open(root)?;
-    let layout = sift_indexer::Layout::new(&store);
+    let layout = sift_engine::index::Layout::new(&store);
     if layout.is_watched()
         && let Some(index) = CodeIndex::open(&store)?
     {
@@ -182,7 +182,7 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
     let (index, notice) = CodeIndex::open_or_create(&store)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
-    // Without walking the tree when no directory changed (sift_indexer::fresh).
+    // Without walking the tree when no directory changed (sift_indexer::fresh, behind CodeIndex::refresh).
     let result = index.refresh(&opts, &progress);
     progress.finish();
     match result {

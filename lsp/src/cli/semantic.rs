@@ -6,10 +6,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
-use sift_engine::semantic::{Semantic, UPGRADE_SCOPE};
-use sift_indexer::vectors::{VectorIndex, VectorStore};
-use sift_indexer::{CodeIndex, EmbedReport, Error, Scope, TextKind};
-use sift_runtime::embed::{self, EmbedConfig, LoadedModel, ModelError};
+use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
+use sift_engine::index::{VectorIndex, VectorStore};
+use sift_engine::index::{CodeIndex, EmbedReport, Error, Scope, TextKind};
+use sift_engine::embed::{self, EmbedConfig, LoadedModel, ModelError};
 
 use super::progress::TerminalProgress;
 
@@ -223,7 +223,7 @@ pub struct Preload {
 pub fn preload(root: &Path, query: &str) -> Option<Preload> {
     let config = embed_config(root).ok()?;
     let store = sift_engine::store::open(root).ok()?;
-    let layout = sift_indexer::Layout::new(&store);
+    let layout = sift_engine::index::Layout::new(&store);
     let has_vectors = |c: &EmbedConfig| {
         vectors_key(c).is_some_and(|(id, _)| {
             let path = VectorStore::path_for(&layout, &id);

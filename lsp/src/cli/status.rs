@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use serde::Serialize;
-use sift_indexer::CodeIndex;
+use sift_engine::index::CodeIndex;
 
 use super::{RepoArgs, human_bytes};
 
@@ -51,13 +51,13 @@ struct Walls {
 pub fn run(args: StatusArgs) -> Result<ExitCode> {
     let root = args.repo.root();
     let store = sift_engine::store::open(&root)?;
-    let layout = sift_indexer::Layout::new(&store);
+    let layout = sift_engine::index::Layout::new(&store);
     let index = CodeIndex::open(&store)?;
     let mut status = Status {
         root: layout.root.display().to_string(),
         index_dir: layout.index_dir.display().to_string(),
         indexed: index.is_some(),
-        format: sift_indexer::FORMAT_VERSION,
+        format: sift_engine::index::FORMAT_VERSION,
         files: 0,
         chunks: 0,
         binary_files: 0,
@@ -69,7 +69,7 @@ pub fn run(args: StatusArgs) -> Result<ExitCode> {
     // The walls are judged on the tree as it is now (a walk, no reading), with the
     // configuration's rules.
     let config = super::load_config(&root, &[])?.index()?;
-    let walked = sift_indexer::walk::walk(&layout.root, &config);
+    let walked = sift_engine::index::walk(&layout.root, &config);
     status.walls = Walls { outside_links: walked.outside_links, secrets: walked.secrets };
     if let Some(index) = &index {
         let manifest = index.manifest()?;

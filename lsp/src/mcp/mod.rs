@@ -170,7 +170,7 @@ impl ServerHandler for Handler {
         };
         let args = Value::Object(request.arguments.unwrap_or_default());
         // Bad arguments are the model's to fix: a tool error naming the argument.
-        if let Err(why) = sift_runtime::llm::validate_arguments(schema, &args) {
+        if let Err(why) = sift_engine::llm::validate_arguments(schema, &args) {
             return Ok(error_result(format!("error: {why}")));
         }
         let Ok(_turn) = self.running.clone().acquire_owned().await else {

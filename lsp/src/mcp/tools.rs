@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use sift_engine::agent::tools::{Session, SessionMemory, ToolOutput};
 use sift_engine::memory::{self, Author, find::NoteVectors};
 use sift_engine::review::{self, Change, Request};
-use sift_runtime::review::report;
+use sift_engine::rules::report;
 
 use crate::live::Workspace;
 

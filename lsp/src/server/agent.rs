@@ -18,7 +18,7 @@ use sift_engine::agent::best::{self, Pick};
 use sift_engine::agent::{
     self, Budget, Changes, Event, FileChange, Options, Setup, Task, Transcript,
 };
-use sift_runtime::llm::Cancel;
+use sift_engine::llm::Cancel;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
@@ -357,7 +357,7 @@ struct Finished {
     /// The memory notes the agent proposed (`{title, text, cite}`), for the user to accept.
     notes: Vec<Value>,
     /// What was replaced before the model's endpoint saw it (`{kind, line, preview}`).
-    redactions: Vec<sift_runtime::redact::Redaction>,
+    redactions: Vec<sift_engine::redact::Redaction>,
 }
 
 /// Runs the agent (one run or best-of-N) on a blocking thread.
@@ -375,7 +375,7 @@ fn run_blocking(
     tx: mpsc::UnboundedSender<Event>,
 ) -> anyhow::Result<Finished> {
     let config = sift_engine::config::for_editor(root, overrides)?;
-    let model = sift_runtime::llm::config::open(&config.model()?)?;
+    let model = sift_engine::llm::config::open(&config.model()?)?;
     let name = model.describe().name;
     let mut setup = Setup::new(root, &config)?.with_approver(Box::new(prompt));
     // The notes as the server last checked them: a run does not read them all again.

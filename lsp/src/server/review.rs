@@ -22,7 +22,7 @@ use std::time::Duration;
 use futures::FutureExt;
 use serde_json::Value;
 use sift_engine::review::{Request, Reviewed, review};
-use sift_runtime::review::feedback::{self, Dismissal, Record};
+use sift_engine::rules::feedback::{self, Dismissal, Record};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -324,7 +324,7 @@ impl Reviews {
             let config = root.join(".sift").join("review.toml");
             let rule_id = rule.to_string();
             tokio::task::spawn_blocking(move || {
-                sift_runtime::review::config::silence_rule_in(&config, &path, &rule_id)
+                sift_engine::rules::config::silence_rule_in(&config, &path, &rule_id)
             })
             .await
             .map_err(|e| super::backend::internal(format!("silencing crashed: {e}")))?
@@ -354,7 +354,7 @@ fn on_save_enabled(root: &Path, overrides: Option<&Value>) -> bool {
 }
 
 /// A rule finding (byte offsets into `source`) as a diagnostic-ready finding.
-fn review_finding(f: &sift_runtime::review::Finding, source: &str) -> Finding {
+fn review_finding(f: &sift_engine::rules::Finding, source: &str) -> Finding {
     let lines = LineIndex::new(source);
     let span = |start: usize, end: usize| {
         // UTF-8 positions: 0-based lines and byte columns, which is what a `Span` holds.
@@ -370,8 +370,8 @@ fn review_finding(f: &sift_runtime::review::Finding, source: &str) -> Finding {
         }
     };
     let severity = match f.severity {
-        sift_runtime::review::Severity::Error => diagnostics::Severity::Error,
-        sift_runtime::review::Severity::Warning => diagnostics::Severity::Warning,
+        sift_engine::rules::Severity::Error => diagnostics::Severity::Error,
+        sift_engine::rules::Severity::Warning => diagnostics::Severity::Warning,
         _ => diagnostics::Severity::Info,
     };
     Finding {

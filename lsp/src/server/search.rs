@@ -32,7 +32,7 @@ pub async fn search(
     .await
     .map_err(|e| internal(format!("search crashed: {e}")))?;
     let found = found.map_err(|e| match e {
-        sift_engine::Error::Index(e @ sift_indexer::Error::EmptyQuery(_)) => {
+        sift_engine::Error::Index(e @ sift_engine::index::Error::EmptyQuery(_)) => {
             Error::invalid_params(e.to_string())
         }
         e @ sift_engine::Error::SemanticUnavailable(_) => Error::invalid_params(e.to_string()),
@@ -50,7 +50,7 @@ pub async fn symbol(
     workspaces: Vec<Arc<Workspace>>,
     params: WorkspaceSymbolParams,
 ) -> Result<Option<WorkspaceSymbolResponse>> {
-    if sift_indexer::tokenizer::tokenize(&params.query).is_empty() {
+    if sift_engine::index::tokenize(&params.query).is_empty() {
         return Ok(Some(WorkspaceSymbolResponse::Flat(Vec::new())));
     }
     let params = SearchParams { query: params.query, k: Some(50), mode: None, max_per_file: None };

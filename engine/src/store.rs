@@ -1,0 +1,61 @@
+//! `.sift/` as every front end opens it: the store with the entries of every subsystem sift
+//! links (see `sift_indexer::store` for the folder, its markers and the rules).
+//!
+//! A subsystem that keeps something in `.sift/` declares its entries beside its code and its
+//! slice is added to [`REGISTRY`] here, once.
+
+use std::path::Path;
+
+use sift_indexer::store::{Registry, Store};
+
+/// Every subsystem's entries in `.sift/`.
+pub const REGISTRY: Registry = &[
+    sift_indexer::STORE_ENTRIES,
+    sift_runtime::rules::STORE_ENTRIES,
+    crate::agent::STORE_ENTRIES,
+    crate::memory::STORE_ENTRIES,
+    crate::review::plugins::STORE_ENTRIES,
+];
+
+/// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the
+/// root is missing or `.sift/` is another tool's; entries no subsystem registered are reported
+/// ([`Store::unknown`]) and left alone. Creates nothing.
+pub fn open(root: &Path) -> sift_indexer::Result<Store> {
+    Store::open(root, REGISTRY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_entry_has_one_owner_and_the_gitignore_keeps_the_caches_out() {
+        let mut names: Vec<&str> = REGISTRY.iter().flat_map(|s| s.iter()).map(|e| e.name).collect();
+        names.sort();
+        let before = names.len();
+        names.dedup();
+        assert_eq!(names.len(), before, "an entry registered twice: {names:?}");
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join(".sift")).unwrap();
+        for name in ["review.toml", "config.toml", "REVIEW.md", "rules", "feedback"] {
+            let path = dir.path().join(".sift").join(name);
+            if name.contains('.') {
+                std::fs::write(path, "").unwrap();
+            } else {
+                std::fs::create_dir(path).unwrap();
+            }
+        }
+        // A fresh clone of shared files only: sift's, though it has no marker yet.
+        let store = open(dir.path()).unwrap();
+        assert!(store.unknown().is_empty());
+        store.ensure().unwrap();
+        let gitignore = std::fs::read_to_string(dir.path().join(".sift/.gitignore")).unwrap();
+        for cache in ["/index/", "/vectors/", "/cache/", "/watch.lock"] {
+            assert!(gitignore.lines().any(|l| l == cache), "{cache} in {gitignore}");
+        }
+        for shared in ["review.toml", "rules", "feedback", "REVIEW.md", "config.toml"] {
+            assert!(!gitignore.lines().any(|l| !l.starts_with('#') && l.contains(shared)));
+        }
+    }
+}
