@@ -19,10 +19,10 @@ use tantivy::{DocAddress, Searcher, Term};
 
 use crate::error::Result;
 use crate::files::{FileMap, Part, file_scores};
+use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files};
 use crate::index::CodeIndex;
 use crate::overlay::Overlay;
 use crate::search::{Hit, SearchOptions, collect_hits, search_searcher, search_tokens};
-use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files};
 use crate::vectors::{Similarities, VectorIndex, dot_i8, inverse_norm, live_keys, quantized_query};
 
 /// Where `Hit`s of unsaved buffers come from, in error messages.

@@ -14,7 +14,7 @@
 //! the same way `bench/index_bench.py` computes sift's rate.
 //!
 //! ```text
-//! cargo run --release -p sift-indexer --example parse_ceiling -- CORPUS [--json]
+//! cargo run --release -p sift-lsp --example parse_ceiling -- CORPUS [--json]
 //! ```
 //!
 //! The process allocates as `sift` does: mimalloc for Rust and for tree-sitter
@@ -23,10 +23,10 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use sift_indexer::chunk::looks_generated;
-use sift_indexer::tokenizer::CodeTokenizer;
-use sift_indexer::walk::walk;
-use sift_indexer::{Chunker, IndexConfig, Language};
+use sift_engine::index::CodeTokenizer;
+use sift_engine::index::looks_generated;
+use sift_engine::index::walk;
+use sift_engine::index::{Chunker, IndexConfig, Language};
 use tantivy::tokenizer::{TokenStream, Tokenizer};
 
 #[global_allocator]
