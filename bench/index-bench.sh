@@ -12,7 +12,7 @@
 #        django  - the Django 5.1.4 wheel from PyPI, unzipped (~900 Python files plus locales);
 #        vendor  - `cargo vendor` of a dummy project with ~30 popular dependencies
 #                  (~400 crates, ~450 MB, all platforms' crates included, as cargo vendors them);
-#   4. builds the parse-only ceiling (indexer/examples/parse_ceiling.rs), unless CEILING_BIN points at
+#   4. builds the parse-only ceiling (lsp/examples/parse_ceiling.rs), unless CEILING_BIN points at
 #      one: tree-sitter parsing alone over the same files, so the report shows how close sift's
 #      MB per CPU-second is to what parsing by itself allows;
 #   5. runs bench/index_bench.py, which measures per corpus: cold lexical index (`--no-embed`;
@@ -150,8 +150,8 @@ done
 if [[ -n "${CEILING_BIN:-}" ]]; then
     [[ -x "$CEILING_BIN" ]] || die "CEILING_BIN=$CEILING_BIN is not an executable file"
 else
-    log "building the parse-only ceiling (cargo build --release -p sift-indexer --example parse_ceiling)"
-    cargo build --release -p sift-indexer --example parse_ceiling \
+    log "building the parse-only ceiling (cargo build --release -p sift-lsp --example parse_ceiling)"
+    cargo build --release -p sift-lsp --example parse_ceiling \
         || die "the parse_ceiling build failed; fix it, or set CEILING_BIN to an existing binary"
     CEILING_BIN="${CARGO_TARGET_DIR:-$ROOT/target}/release/examples/parse_ceiling"
 fi
