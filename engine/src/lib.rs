@@ -23,11 +23,11 @@
 
 pub mod agent;
 pub mod config;
+pub mod embeddings;
 pub mod error;
 pub mod index;
 pub mod memory;
 pub mod review;
-pub mod embeddings;
 pub mod search;
 pub mod store;
 pub mod workspace;
@@ -36,8 +36,6 @@ pub use error::{Error, Result};
 pub use search::{Found, Mode, Query, Results, search};
 /// Edits as one type (byte ranges + text; to unified diffs here, to LSP edits in the server).
 pub use sift_runtime::edit;
-/// The sandbox: the one policy for the agent's paths and commands (`sift_runtime::sandbox`).
-pub use sift_runtime::sandbox;
 /// Embedding models: configuration, loading, installation (`sift_runtime::embed`).
 pub use sift_runtime::embed;
 /// Language models: the trait, messages, backends and their configuration (`sift_runtime::llm`).
@@ -46,4 +44,6 @@ pub use sift_runtime::llm;
 pub use sift_runtime::redact;
 /// The rules engine: findings, severities, reports, dismissals (`sift_runtime::rules`).
 pub use sift_runtime::rules;
+/// The sandbox: the one policy for the agent's paths and commands (`sift_runtime::sandbox`).
+pub use sift_runtime::sandbox;
 pub use workspace::Workspace;

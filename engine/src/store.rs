@@ -1,20 +1,38 @@
 //! `.sift/` as every front end opens it: the store with the entries of every subsystem sift
 //! links (see `sift_indexer::store` for the folder, its markers and the rules).
 //!
-//! A subsystem that keeps something in `.sift/` declares its entries beside its code and its
-//! slice is added to [`REGISTRY`] here, once.
+//! The engine's own entries are declared here, beside the registry (the agent's, memory's and
+//! the plugins'; each subsystem re-exports its own), so that the store imports no use case and
+//! every use case may open the store. The lower crates' slices are added to [`REGISTRY`] once.
 
 use std::path::Path;
 
-use sift_indexer::store::{Registry, Store};
+use sift_indexer::store::{Entry, Registry, Store};
+
+/// What the agent keeps in `.sift/`: its transcripts (a cache: not committed) and the choices
+/// users made between best-of-N attempts.
+pub const AGENT_DIR: Entry = Entry::cache_dir("agent", "agent");
+/// Every entry the agent registers with the store.
+pub const AGENT_ENTRIES: &[Entry] = &[AGENT_DIR];
+
+/// `.sift/memory/`: the notes (committed).
+pub const NOTES_DIR: Entry = Entry::shared_dir("memory", "memory");
+/// `.sift/memory-state.json`: every note's last checked state (a cache).
+pub const MEMORY_STATE_FILE: Entry = Entry::cache_file("memory", "memory-state.json");
+/// Every entry memory registers with the store.
+pub const MEMORY_ENTRIES: &[Entry] = &[NOTES_DIR, MEMORY_STATE_FILE];
+
+/// `.sift/plugins/`: the team's plugins (shared, committed), and what they read of their own
+/// there.
+pub const PLUGIN_ENTRIES: &[Entry] = &[Entry::shared_dir("plugins", "plugins")];
 
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,
     sift_runtime::rules::STORE_ENTRIES,
-    crate::agent::STORE_ENTRIES,
-    crate::memory::STORE_ENTRIES,
-    crate::review::plugins::STORE_ENTRIES,
+    AGENT_ENTRIES,
+    MEMORY_ENTRIES,
+    PLUGIN_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use sift_indexer::{CodeIndex, Overlay};
 
-use crate::hybrid::Semantic;
+use crate::embeddings::Semantic;
 
 /// A repository's index, unsaved buffers and embeddings.
 pub struct Workspace {

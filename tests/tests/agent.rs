@@ -101,6 +101,34 @@ fn the_agent_proposes_a_diff_and_writes_only_with_apply() {
 }
 
 #[test]
+fn one_agent_run_loads_its_configuration_once() {
+    let dir = repo();
+    let search = json!({"query": "clamp"}).to_string();
+    let server = FakeServer::start([
+        Reply::tool_calls(&[("c1", "search", &search)]),
+        edit_call(),
+        Reply::text(&["Done."]),
+    ])
+    .unwrap();
+    let mut cmd: Command = sift();
+    cmd.env("XDG_CONFIG_HOME", dir.path().join("xdg"))
+        .env("SIFT_MODEL_BACKEND", "openai")
+        .env("SIFT_MODEL_BASE_URL", server.base_url())
+        .env("SIFT_MODEL_NAME", "fixture-model")
+        .env("SIFT_LOG", "warn,sift::config=debug")
+        .args(["agent", "--json", "--path"])
+        .arg(dir.path().join("repo"))
+        .arg("make clamp read better");
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let loads = err.lines().filter(|l| l.contains("configuration loaded for")).count();
+    // The run indexed the repository, searched it and edited: every part of it used the one
+    // configuration the command read (the index's options, the model, [embed], the sandbox).
+    assert_eq!(loads, 1, "{err}");
+}
+
+#[test]
 fn a_file_changed_meanwhile_is_not_overwritten() {
     let dir = repo();
     let server = FakeServer::start([edit_call(), Reply::text(&["done"])]).unwrap();

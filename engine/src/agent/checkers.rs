@@ -12,47 +12,14 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sift_runtime::llm::Cancel;
 use sift_runtime::rules::LineFilter;
 use sift_runtime::sandbox::{self, Command, Policy};
 
 use super::tools::{Session, ToolOutput};
+pub use crate::config::{Checker, Format};
 use crate::review::changed_lines;
-
-/// How a checker prints its findings.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Format {
-    /// `cargo check --message-format=json`.
-    CargoJson,
-    /// `ruff check --output-format=json`.
-    RuffJson,
-    /// `PATH:LINE:COL: message` or `PATH:LINE: message` (go vet, mypy, eslint's unix format,
-    /// most compilers).
-    Lines,
-    /// `PATH(LINE,COL): message` (tsc).
-    Tsc,
-}
-
-/// A checker: a command run in the workspace (its scratch copy) and how to read its output.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Checker {
-    /// A short name (`cargo`, `ruff`…).
-    pub name: String,
-    /// The program and its arguments.
-    pub command: Vec<String>,
-    /// How it reports.
-    pub format: Format,
-    /// How long it may run.
-    #[serde(default = "default_timeout")]
-    pub timeout_secs: u64,
-}
-
-fn default_timeout() -> u64 {
-    120
-}
 
 /// One problem a checker reported.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,35 +32,6 @@ pub struct Problem {
     pub message: String,
 }
 
-impl Checker {
-    /// A configured checker (`[agent] checkers`): the command line runs through `sh -c`, and
-    /// its format is told by the program and flags it names: cargo or ruff with JSON output,
-    /// tsc, else `PATH:LINE: message` lines. Named after its program.
-    pub fn from_command_line(line: &str) -> Checker {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let program = words.first().map_or("", |w| w.rsplit('/').next().unwrap_or(w));
-        let has = |flag: &str| words.iter().any(|w| w.starts_with(flag));
-        let json = |flag: &str| {
-            words.windows(2).any(|w| w[0] == flag && w[1] == "json")
-                || words.iter().any(|w| *w == format!("{flag}=json"))
-        };
-        let format = match program {
-            "cargo" if json("--message-format") || has("--message-format=json") => {
-                Format::CargoJson
-            }
-            "ruff" if json("--output-format") => Format::RuffJson,
-            "tsc" => Format::Tsc,
-            _ => Format::Lines,
-        };
-        Checker {
-            name: if program.is_empty() { "checker".into() } else { program.to_owned() },
-            command: vec!["sh".into(), "-c".into(), line.to_owned()],
-            format,
-            timeout_secs: default_timeout(),
-        }
-    }
-}
-
 /// The checkers that fit `root`: `cargo check` for a Cargo workspace, `ruff` for Python
 /// projects when it is installed, `tsc` for TypeScript with a `tsconfig.json`, `go vet` for
 /// a Go module.
@@ -104,7 +42,7 @@ pub fn detect(root: &Path) -> Vec<Checker> {
         name: name.into(),
         command: command.iter().map(|s| (*s).to_owned()).collect(),
         format,
-        timeout_secs: default_timeout(),
+        timeout_secs: crate::config::checker_timeout(),
     };
     if has("Cargo.toml") && on_path("cargo") {
         out.push(checker(

@@ -24,7 +24,7 @@
 //! (`--apply` on the CLI, a confirmed `workspace/applyEdit` in the editor). Paths and
 //! commands go through the one sandbox policy; the model has no tool that changes it.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::Serialize;
 use sift_runtime::llm::{
@@ -46,22 +46,7 @@ pub use setup::{PolicyError, Setup, SetupError};
 pub use tools::{Session, ToolOutput};
 pub use transcript::{STORE_ENTRIES, Transcript};
 
-/// How far a run may go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
-    /// Model turns.
-    pub max_steps: usize,
-    /// Tokens, prompt and completion, summed over the turns.
-    pub max_tokens: u64,
-    /// Wall-clock time.
-    pub max_duration: Duration,
-}
-
-impl Default for Budget {
-    fn default() -> Self {
-        Budget { max_steps: 30, max_tokens: 400_000, max_duration: Duration::from_secs(15 * 60) }
-    }
-}
+pub use crate::config::Budget;
 
 /// How a run goes.
 #[derive(Debug, Clone, PartialEq)]

@@ -17,26 +17,7 @@ use super::rules::Rules;
 use super::tools::Session;
 use crate::workspace::Workspace;
 
-/// Why the agent's walls could not be built.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    /// The `[sandbox]` configuration is invalid.
-    #[error("[sandbox]: {0}")]
-    Config(String),
-    /// The policy refused the settings or the root.
-    #[error(transparent)]
-    Sandbox(#[from] sift_runtime::sandbox::SandboxError),
-}
-
-/// The one policy for the workspace at `root` (canonical) under `config`'s `[sandbox]`: what
-/// the agent's tools, its commands and memory's citations are held to.
-pub fn policy(
-    root: &std::path::Path,
-    config: &crate::config::Config,
-) -> Result<Policy, PolicyError> {
-    let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
-    Ok(Policy::for_workspace(root, &settings)?)
-}
+pub use crate::config::{PolicyError, policy};
 
 /// The shared part of the agent's runs in one workspace.
 pub struct Setup {

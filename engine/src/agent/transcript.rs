@@ -8,18 +8,13 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sift_indexer::store::Store;
 use sift_indexer::store::jsonl::JsonlLog;
-use sift_indexer::store::{Entry, Store};
 use sift_runtime::llm::Message;
 
 use super::changes::Changes;
 
-/// What the agent keeps in `.sift/`: its transcripts (a cache: not committed) and the choices
-/// users made between best-of-N attempts.
-pub const AGENT_DIR: Entry = Entry::cache_dir("agent", "agent");
-
-/// Every entry the agent registers with the store.
-pub const STORE_ENTRIES: &[Entry] = &[AGENT_DIR];
+pub use crate::store::{AGENT_DIR, AGENT_ENTRIES as STORE_ENTRIES};
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -3,8 +3,9 @@
 
 use super::spec::{Default, Key, Kind, Section};
 use super::{Config, Invalid};
-use crate::agent::Budget;
-use crate::agent::checkers::Checker;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
 
 /// The `[agent]` section's keys.
 pub const SECTION: Section = Section {
@@ -72,5 +73,85 @@ impl Config {
                 max_duration: std::time::Duration::from_secs(s.count("timeout_secs")),
             },
         })
+    }
+}
+
+/// How far a run may go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Model turns.
+    pub max_steps: usize,
+    /// Tokens, prompt and completion, summed over the turns.
+    pub max_tokens: u64,
+    /// Wall-clock time.
+    pub max_duration: Duration,
+}
+
+impl std::default::Default for Budget {
+    fn default() -> Self {
+        Budget { max_steps: 30, max_tokens: 400_000, max_duration: Duration::from_secs(15 * 60) }
+    }
+}
+
+/// How a checker prints its findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    /// `cargo check --message-format=json`.
+    CargoJson,
+    /// `ruff check --output-format=json`.
+    RuffJson,
+    /// `PATH:LINE:COL: message` or `PATH:LINE: message` (go vet, mypy, eslint's unix format,
+    /// most compilers).
+    Lines,
+    /// `PATH(LINE,COL): message` (tsc).
+    Tsc,
+}
+
+/// A checker: a command run in the workspace (its scratch copy) and how to read its output.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Checker {
+    /// A short name (`cargo`, `ruff`…).
+    pub name: String,
+    /// The program and its arguments.
+    pub command: Vec<String>,
+    /// How it reports.
+    pub format: Format,
+    /// How long it may run.
+    #[serde(default = "default_timeout")]
+    pub timeout_secs: u64,
+}
+
+/// How long a checker may run unless it says (seconds).
+pub(crate) fn default_timeout() -> u64 {
+    120
+}
+
+impl Checker {
+    /// A configured checker (`[agent] checkers`): the command line runs through `sh -c`, and
+    /// its format is told by the program and flags it names: cargo or ruff with JSON output,
+    /// tsc, else `PATH:LINE: message` lines. Named after its program.
+    pub fn from_command_line(line: &str) -> Checker {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let program = words.first().map_or("", |w| w.rsplit('/').next().unwrap_or(w));
+        let has = |flag: &str| words.iter().any(|w| w.starts_with(flag));
+        let json = |flag: &str| {
+            words.windows(2).any(|w| w[0] == flag && w[1] == "json")
+                || words.iter().any(|w| *w == format!("{flag}=json"))
+        };
+        let format = match program {
+            "cargo" if json("--message-format") || has("--message-format=json") => {
+                Format::CargoJson
+            }
+            "ruff" if json("--output-format") => Format::RuffJson,
+            "tsc" => Format::Tsc,
+            _ => Format::Lines,
+        };
+        Checker {
+            name: if program.is_empty() { "checker".into() } else { program.to_owned() },
+            command: vec!["sh".into(), "-c".into(), line.to_owned()],
+            format,
+            timeout_secs: default_timeout(),
+        }
     }
 }

@@ -36,8 +36,10 @@ pub mod spec;
 
 use std::path::{Path, PathBuf};
 
-pub use agent::AgentSettings;
+pub(crate) use agent::default_timeout as checker_timeout;
+pub use agent::{AgentSettings, Budget, Checker, Format};
 pub use review::ReviewSettings;
+pub use sandbox::{PolicyError, policy};
 pub use sift_runtime::llm::config::process_env;
 pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
@@ -211,6 +213,8 @@ impl Config {
             Some(root) => Some(crate::store::open(root)?.root().to_path_buf()),
             None => None,
         };
+        // Counted by a test (tests/tests/agent.rs): a run reads its configuration once.
+        tracing::debug!(target: "sift::config", "configuration loaded for {:?}", root);
         let mut config = Config {
             root: root.clone(),
             files: Vec::new(),

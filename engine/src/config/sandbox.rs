@@ -9,7 +9,7 @@
 
 use std::time::Duration;
 
-use sift_runtime::sandbox::{DEFAULT_SECRET_PATTERNS, Limits, SandboxSettings};
+use sift_runtime::sandbox::{DEFAULT_SECRET_PATTERNS, Limits, Policy, SandboxSettings};
 
 use super::spec::{Default, Key, Kind, Section};
 use super::{Config, Invalid, Source};
@@ -241,4 +241,22 @@ mod tests {
         let (_d, config) = load("[sandbox]\nextra_secret_patterns = [1]\n", "");
         assert!(config.errors().iter().any(|e| e.reason.contains("list of strings")));
     }
+}
+
+/// Why the agent's walls could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    /// The `[sandbox]` configuration is invalid.
+    #[error("[sandbox]: {0}")]
+    Config(String),
+    /// The policy refused the settings or the root.
+    #[error(transparent)]
+    Sandbox(#[from] sift_runtime::sandbox::SandboxError),
+}
+
+/// The one policy for the workspace at `root` (canonical) under `config`'s `[sandbox]`: what
+/// the agent's tools, its commands and memory's citations are held to.
+pub fn policy(root: &std::path::Path, config: &super::Config) -> Result<Policy, PolicyError> {
+    let settings = config.sandbox().map_err(|e| PolicyError::Config(e.to_string()))?;
+    Ok(Policy::for_workspace(root, &settings)?)
 }

@@ -584,11 +584,11 @@ fn empty_text_is_unset() {
 
 #[test]
 fn agent_checkers_and_budget_come_from_the_files_and_the_editor() {
-    use crate::agent::checkers::Format;
+    use crate::config::Format;
     let f = Fixture::new();
     let agent = f.load().agent().unwrap();
     assert_eq!(agent.checkers, None, "no checkers configured: detect them");
-    assert_eq!(agent.budget, crate::agent::Budget::default());
+    assert_eq!(agent.budget, crate::config::Budget::default());
 
     let f = Fixture::new()
         .user("[agent]\nmax_steps = 12\n")

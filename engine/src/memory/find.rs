@@ -14,7 +14,7 @@ use sift_indexer::{Fusion, Hit, SearchOptions, TextKind};
 
 use super::check::{State, States};
 use super::note::Note;
-use crate::hybrid::Semantic;
+use crate::embeddings::Semantic;
 
 /// A question to the notes.
 #[derive(Debug, Clone, Default)]

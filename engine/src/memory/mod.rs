@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sift_indexer::store::{Entry, Store};
+use sift_indexer::store::Store;
 
 pub mod check;
 pub mod cite;
@@ -25,12 +25,9 @@ pub mod note;
 pub use check::{CiteState, Code, IndexedCode, State, States, Status};
 pub use note::{Author, Citation, Front, Note, ParseError};
 
-/// `.sift/memory/`: the notes (committed).
-pub const NOTES_DIR: Entry = Entry::shared_dir("memory", "memory");
-/// `.sift/memory-state.json`: every note's last checked state (a cache).
-pub const STATE_FILE: Entry = Entry::cache_file("memory", "memory-state.json");
-/// Every entry memory registers with the store.
-pub const STORE_ENTRIES: &[Entry] = &[NOTES_DIR, STATE_FILE];
+pub use crate::store::{
+    MEMORY_ENTRIES as STORE_ENTRIES, MEMORY_STATE_FILE as STATE_FILE, NOTES_DIR,
+};
 
 /// What went wrong with a note or a citation; each says what to do.
 #[derive(Debug, thiserror::Error)]

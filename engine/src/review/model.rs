@@ -165,7 +165,7 @@ pub(crate) fn model_review(
 fn memory_notes(root: &Path, index: &CodeIndex, changes: &[(String, LineFilter)]) -> String {
     use crate::memory::{self, find};
     let Ok(config) = crate::config::for_cli(root, &[]) else { return String::new() };
-    let Ok(policy) = crate::agent::setup::policy(index.root(), &config) else {
+    let Ok(policy) = crate::config::policy(index.root(), &config) else {
         return String::new();
     };
     let Ok(store) = crate::store::open(root) else { return String::new() };

@@ -32,10 +32,7 @@ use super::settings::{Origin, file_at};
 /// The folder plugins are found in, relative to the repository root.
 pub const PLUGINS_DIR: &str = ".sift/plugins";
 
-/// `.sift/plugins/`: the team's plugins (shared, committed), and what they read of their own
-/// there.
-pub const STORE_ENTRIES: &[sift_indexer::store::Entry] =
-    &[sift_indexer::store::Entry::shared_dir("plugins", "plugins")];
+pub use crate::store::PLUGIN_ENTRIES as STORE_ENTRIES;
 
 /// How many failures of one plugin a review tolerates before it stops calling it.
 pub const MAX_FAILURES: usize = 5;

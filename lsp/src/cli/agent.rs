@@ -109,8 +109,10 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         setup = setup.with_approver(Box::new(FlagApproval));
     }
 
-    let index = super::search::open_index(&root, &args.walk, false)?;
-    let semantic = super::semantic::for_search(&index, &root, false, false, None)?;
+    // The configuration is read once per run: the index and the model come from this one.
+    let every = sift_engine::index::UpdateOptions::default().commit_interval;
+    let index = super::search::open_index_with(&root, false, || Ok(config.update_options(every)?))?;
+    let semantic = super::semantic::for_search_with(&index, config.embed()?, false, false, None)?;
     let workspace = Workspace::new(index, semantic)?;
     let unsaved = BTreeMap::new();
 

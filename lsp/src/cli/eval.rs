@@ -18,8 +18,8 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use sift_engine::{Mode, Query, Workspace};
 use sift_engine::index::{Error, Fusion, Hit};
+use sift_engine::{Mode, Query, Workspace};
 
 use super::{RepoArgs, WalkArgs};
 

@@ -5,9 +5,9 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 use clap::Args;
+use sift_engine::embed::{EmbedConfig, LoadedModel};
 use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
 use sift_engine::index::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport};
-use sift_engine::embed::{EmbedConfig, LoadedModel};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs, human_bytes};

@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand};
-use sift_engine::memory::{self, IndexedCode, Memory, Note, Notebook, State, find};
 use sift_engine::index::CodeIndex;
+use sift_engine::memory::{self, IndexedCode, Memory, Note, Notebook, State, find};
 use sift_engine::sandbox::Policy;
 
 use super::{RepoArgs, WalkArgs};

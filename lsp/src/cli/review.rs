@@ -9,8 +9,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
-use sift_engine::review::{self, Change, ModelChoice, ModelPass, Request, ReviewModel};
 use sift_engine::llm::config as llm_config;
+use sift_engine::review::{self, Change, ModelChoice, ModelPass, Request, ReviewModel};
 use sift_engine::rules::Severity;
 use sift_engine::rules::model::ModelReviewConfig;
 use sift_engine::rules::report;

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use sift_engine::embeddings::Semantic;
-use sift_engine::{Mode, Query, Workspace};
 use sift_engine::index::{CodeIndex, Error, Hit};
+use sift_engine::{Mode, Query, Workspace};
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs};
@@ -154,18 +154,32 @@ pub(super) fn open_index(
     walk: &WalkArgs,
     no_refresh: bool,
 ) -> Result<CodeIndex> {
+    open_index_with(root, no_refresh, || super::update_options(root, walk))
+}
+
+/// [`open_index`] with the update options from `opts`, asked only when the tree is walked (a
+/// command that has its configuration loaded already passes it on: it is read once per run).
+pub(super) fn open_index_with(
+    root: &std::path::Path,
+    no_refresh: bool,
+    opts: impl FnOnce() -> Result<sift_engine::index::UpdateOptions>,
+) -> Result<CodeIndex> {
     if no_refresh {
         let store = sift_engine::store::open(root)?;
-        Ok(CodeIndex::open(&store)?
-            .ok_or_else(|| Error::NoIndex { path: sift_engine::index::Layout::new(&store).index_dir })?)
+        Ok(CodeIndex::open(&store)?.ok_or_else(|| Error::NoIndex {
+            path: sift_engine::index::Layout::new(&store).index_dir,
+        })?)
     } else {
-        refreshed(root, walk)
+        refreshed(root, opts)
     }
 }
 
 /// Opens (or builds) the index and brings it up to date; when another process holds the writer,
 /// searches what is committed and says so.
-fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
+fn refreshed(
+    root: &std::path::Path,
+    opts: impl FnOnce() -> Result<sift_engine::index::UpdateOptions>,
+) -> Result<CodeIndex> {
     // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed, and
     // no configuration to read for one (the watcher read its own).
     let store = sift_engine::store::open(root)?;
@@ -178,11 +192,11 @@ fn refreshed(root: &std::path::Path, walk: &WalkArgs) -> Result<CodeIndex> {
         layout.note_use();
         return Ok(index);
     }
-    let opts = super::update_options(root, walk)?;
+    let opts = opts()?;
     let (index, notice) = CodeIndex::open_or_create(&store)?;
     super::index::announce(notice.as_ref());
     let progress = TerminalProgress::new(false);
-    // Without walking the tree when no directory changed (sift_indexer::fresh, behind CodeIndex::refresh).
+    // Without walking the tree when no directory changed (the index's freshness check).
     let result = index.refresh(&opts, &progress);
     progress.finish();
     match result {

@@ -6,10 +6,10 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use anyhow::Result;
-use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
-use sift_engine::index::{VectorIndex, VectorStore};
-use sift_engine::index::{CodeIndex, EmbedReport, Error, Scope, TextKind};
 use sift_engine::embed::{self, EmbedConfig, LoadedModel, ModelError};
+use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
+use sift_engine::index::{CodeIndex, EmbedReport, Error, Scope, TextKind};
+use sift_engine::index::{VectorIndex, VectorStore};
 
 use super::progress::TerminalProgress;
 
@@ -174,12 +174,23 @@ pub fn for_search(
     root: &Path,
     refresh: bool,
     required: bool,
-    mut preload: Option<Preload>,
+    preload: Option<Preload>,
 ) -> Result<Semantic> {
     let config = match &preload {
         Some(p) => p.config.clone(),
         None => embed_config(root)?,
     };
+    for_search_with(index, config, refresh, required, preload)
+}
+
+/// [`for_search`] under `config` (`[embed]` of a configuration the command loaded already).
+pub fn for_search_with(
+    index: &CodeIndex,
+    config: EmbedConfig,
+    refresh: bool,
+    required: bool,
+    mut preload: Option<Preload>,
+) -> Result<Semantic> {
     Ok(match search_model(index, &config, refresh, required, &mut preload)? {
         None => Semantic::off("no embedding model"),
         Some((_, vectors)) if vectors.is_empty() => Semantic::off(

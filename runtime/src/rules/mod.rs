@@ -69,7 +69,6 @@
 
 pub mod config;
 pub mod diff;
-pub mod run;
 pub mod error;
 pub mod feedback;
 pub mod finding;
@@ -78,6 +77,7 @@ pub mod model;
 pub mod pack;
 pub mod report;
 pub mod rule;
+pub mod run;
 pub mod suppression;
 
 mod builtin;
@@ -86,14 +86,14 @@ mod glob;
 mod template;
 
 pub use config::{PathsConfig, ReviewConfig, RulesConfig, Silence};
-pub use run::{
-    MAX_SOURCE_BYTES, TEST_PATH_GLOBS, TestFailure, check_file, is_test_path, run_rule_tests,
-};
 pub use error::{Result, ReviewError};
 pub use feedback::{Dismissal, Feedback};
 pub use finding::{Finding, Fix, LineFilter, keep_most_important};
 pub use pack::RulePack;
 pub use rule::{Rule, RuleTest, Severity, language_from_name};
+pub use run::{
+    MAX_SOURCE_BYTES, TEST_PATH_GLOBS, TestFailure, check_file, is_test_path, run_rule_tests,
+};
 
 use sift_indexer::store::Entry;
 

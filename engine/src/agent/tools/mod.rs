@@ -271,7 +271,7 @@ impl<'a> Session<'a> {
     }
 
     /// The embeddings of the agent's view (for note retrieval).
-    pub(crate) fn semantic(&self) -> &crate::hybrid::Semantic {
+    pub(crate) fn semantic(&self) -> &crate::embeddings::Semantic {
         &self.view.semantic
     }
 
