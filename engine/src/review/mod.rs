@@ -28,6 +28,7 @@ use sift_runtime::rules::{
     Finding, LineFilter, ReviewConfig, RulePack, check_file, keep_most_important,
 };
 
+pub mod dismiss;
 mod error;
 pub(crate) mod git;
 mod history_cache;

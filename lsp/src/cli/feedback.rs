@@ -3,12 +3,11 @@
 //! one from the command line, forget a dismissal.
 
 use std::process::ExitCode;
-use std::time::SystemTime;
 
 use anyhow::{Result, anyhow, bail};
 use clap::{Args, Subcommand};
-use sift_engine::review::{Change, Request, repository_root, review};
-use sift_engine::rules::feedback::{self, Dismissal, Feedback, Record};
+use sift_engine::review::{Change, Request, dismiss, repository_root, review};
+use sift_engine::rules::feedback::Record;
 
 use super::RepoArgs;
 
@@ -60,7 +59,7 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
     match args.command {
         FeedbackCommand::List { repo, json } => {
             let root = repository_root(&repo.root())?;
-            let found = Feedback::load(&feedback::dismissed_path(&root))?;
+            let found = dismiss::dismissed(&root)?;
             for d in found.dismissed() {
                 if json {
                     println!("{}", serde_json::to_string(&Record::Dismiss(d.clone()))?);
@@ -79,8 +78,7 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
         }
         FeedbackCommand::Dismiss { repo, fingerprint, reason, base } => {
             let root = repository_root(&repo.root())?;
-            let path = feedback::dismissed_path(&root);
-            if Feedback::load(&path)?.is_dismissed(&fingerprint) {
+            if dismiss::dismissed(&root)?.is_dismissed(&fingerprint) {
                 println!("{fingerprint} is already dismissed");
                 return Ok(ExitCode::SUCCESS);
             }
@@ -101,14 +99,7 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                         "no finding {fingerprint} in the change under review: run `sift review` to see the fingerprints (add --base REV for a branch's change)"
                     )
                 })?;
-            let record = Record::Dismiss(Dismissal {
-                fingerprint: fingerprint.clone(),
-                rule: finding.rule.clone(),
-                path: finding.path.clone(),
-                time: feedback::rfc3339(SystemTime::now()),
-                reason,
-            });
-            feedback::append(&path, &record)?;
+            let path = dismiss::dismiss(&root, &fingerprint, &finding.rule, &finding.path, reason)?;
             println!(
                 "dismissed {fingerprint} ({} in {}); recorded in {}",
                 finding.rule,
@@ -125,15 +116,9 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
         }
         FeedbackCommand::Forget { repo, fingerprint } => {
             let root = repository_root(&repo.root())?;
-            let path = feedback::dismissed_path(&root);
-            if !Feedback::load(&path)?.is_dismissed(&fingerprint) {
+            if !dismiss::forget(&root, &fingerprint)? {
                 bail!("{fingerprint} is not dismissed: `sift feedback list` shows what is");
             }
-            let record = Record::Forget {
-                fingerprint: fingerprint.clone(),
-                time: feedback::rfc3339(SystemTime::now()),
-            };
-            feedback::append(&path, &record)?;
             println!("forgot the dismissal of {fingerprint}: it will be raised again");
         }
     }

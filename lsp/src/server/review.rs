@@ -21,8 +21,8 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
+use sift_engine::review::dismiss;
 use sift_engine::review::{Request, Reviewed, review};
-use sift_engine::rules::feedback::{self, Dismissal, Record};
 use tokio::sync::mpsc;
 use tower_lsp_server::Client;
 use tower_lsp_server::jsonrpc::{Error, Result};
@@ -296,15 +296,8 @@ impl Reviews {
         let origin = lock(&self.origins).get(uri).cloned();
         let mut remembered = false;
         if let (Some(rule), Some((root, path))) = (rule, origin) {
-            let record = Record::Dismiss(Dismissal {
-                fingerprint: id.to_string(),
-                rule,
-                path,
-                time: feedback::rfc3339(std::time::SystemTime::now()),
-                reason,
-            });
-            let file = feedback::dismissed_path(&root);
-            tokio::task::spawn_blocking(move || feedback::append(&file, &record))
+            let id = id.to_string();
+            tokio::task::spawn_blocking(move || dismiss::dismiss(&root, &id, &rule, &path, reason))
                 .await
                 .map_err(|e| super::backend::internal(format!("dismissing crashed: {e}")))?
                 .map_err(|e| super::backend::internal(e.to_string()))?;
@@ -321,14 +314,11 @@ impl Reviews {
         let origin = lock(&self.origins).get(uri).cloned();
         let mut remembered = false;
         if let Some((root, path)) = origin {
-            let config = root.join(".sift").join("review.toml");
             let rule_id = rule.to_string();
-            tokio::task::spawn_blocking(move || {
-                sift_engine::rules::config::silence_rule_in(&config, &path, &rule_id)
-            })
-            .await
-            .map_err(|e| super::backend::internal(format!("silencing crashed: {e}")))?
-            .map_err(|e| Error::invalid_params(e.to_string()))?;
+            tokio::task::spawn_blocking(move || dismiss::silence(&root, &path, &rule_id))
+                .await
+                .map_err(|e| super::backend::internal(format!("silencing crashed: {e}")))?
+                .map_err(|e| Error::invalid_params(e.to_string()))?;
             remembered = true;
         }
         self.findings().silence(uri, rule);
