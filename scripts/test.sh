@@ -6,6 +6,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# Every test that could not run here says why in this file (sift_test_support::guard); the
+# list is printed at the end.
+skip_log="$(pwd)/target/skipped-tests.txt"
+mkdir -p target && : >"$skip_log"
+export SIFT_SKIP_LOG="$skip_log"
+
 echo "==> formatting and lints"
 cargo fmt --all -- --check
 cargo clippy --locked --workspace --all-targets -- -D warnings
@@ -106,4 +112,11 @@ if [ "$example_plugin" = 1 ]; then
     echo "==> the example plugin's end-to-end test"
     # --workspace, as above: nothing is compiled again.
     cargo test --locked --workspace --test plugins -- --ignored
+fi
+
+echo "==> tests that were skipped, and why"
+if [ -s "$skip_log" ]; then
+    sort -u "$skip_log"
+else
+    echo "none"
 fi

@@ -21,10 +21,11 @@ use sift_runtime::sandbox::{Policy, SandboxSettings};
 #[test]
 fn the_local_model_drives_the_loop_to_a_clean_end() {
     if !is_installed() {
-        if std::env::var("SIFT_REQUIRE_MODEL").as_deref() == Ok("1") {
-            panic!("SIFT_REQUIRE_MODEL=1 but the language model is not installed");
-        }
-        eprintln!("skipped: the language model is not in {}", llm_dir().display());
+        sift_test_support::guard::missing(
+            sift_test_support::guard::Need::Model,
+            &format!("the language model is not in {}", llm_dir().display()),
+            "run `sift model install --llm`",
+        );
         return;
     }
     let model = OnnxModel::open(&llm_dir(), Device::Cpu, Some(2)).expect("the model loads");

@@ -649,12 +649,11 @@ async fn wait_status(client: &mut TestClient, what: &str, done: impl Fn(&Value) 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn embeddings_fill_in_the_background_and_hybrid_search_uses_them() {
     if !sift_engine::embed::install::is_installed() {
-        assert_ne!(
-            std::env::var("SIFT_REQUIRE_MODEL").as_deref(),
-            Ok("1"),
-            "SIFT_REQUIRE_MODEL=1 but the models are not installed"
+        sift_test_support::guard::missing(
+            sift_test_support::guard::Need::Model,
+            "the embedding models are not installed",
+            "run `sift model install`",
         );
-        eprintln!("skipped: the embedding models are not installed (run `sift model install`)");
         return;
     }
     let dir = repo();

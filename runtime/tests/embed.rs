@@ -8,18 +8,14 @@ use std::path::PathBuf;
 use serde::Deserialize;
 use sift_indexer::embed::{TextKind, embed_text};
 use sift_runtime::embed::{self, EmbedConfig, ModelError, install};
+use sift_test_support::guard::Need;
 
 fn installed() -> bool {
     if install::is_installed() {
         return true;
     }
-    if std::env::var("SIFT_REQUIRE_MODEL").as_deref() == Ok("1") {
-        panic!(
-            "SIFT_REQUIRE_MODEL=1 but the models are not in {}: run `sift model install`",
-            embed::sift_home().display()
-        );
-    }
-    eprintln!("skipped: the models are not installed (run `sift model install`)");
+    let what = format!("the models are not in {}", embed::sift_home().display());
+    sift_test_support::guard::missing(Need::Model, &what, "run `sift model install`");
     false
 }
 

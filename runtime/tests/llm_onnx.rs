@@ -33,10 +33,11 @@ const AGREED_EVERYWHERE: usize = 12;
 
 /// What is missing: a skip that says so, or with `SIFT_REQUIRE_MODEL=1` a failure.
 fn missing<T>(what: &str) -> Option<T> {
-    if std::env::var("SIFT_REQUIRE_MODEL").as_deref() == Ok("1") {
-        panic!("SIFT_REQUIRE_MODEL=1 but {what}: run `sift model install --llm`");
-    }
-    eprintln!("skipped: {what} (run `sift model install --llm`)");
+    sift_test_support::guard::missing(
+        sift_test_support::guard::Need::Model,
+        what,
+        "run `sift model install --llm`",
+    );
     None
 }
 

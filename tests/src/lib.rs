@@ -65,10 +65,11 @@ pub fn models_installed() -> bool {
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
     let ok = out.status.success() && !text.contains("not usable") && !text.contains("not found");
     if !ok {
-        if std::env::var("SIFT_REQUIRE_MODEL").as_deref() == Ok("1") {
-            panic!("SIFT_REQUIRE_MODEL=1 but the models are not usable:\n{text}");
-        }
-        eprintln!("skipped: the embedding models are not installed (run `sift model install`)");
+        sift_test_support::guard::missing(
+            sift_test_support::guard::Need::Model,
+            &format!("the embedding models are not usable:\n{text}"),
+            "run `sift model install`",
+        );
     }
     ok
 }

@@ -13,6 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
+use sift_test_support::guard::{Need, missing};
 use sift_tests::{git, sift, sift_bin, write};
 
 const APP: &str = "\"\"\"The application.\"\"\"\n\n\ndef parse_config(path):\n    \"\"\"Parses the configuration file at path.\"\"\"\n    with open(path) as f:\n        return dict(line.split(\"=\", 1) for line in f)\n\n\nclass Server:\n    def start(self, config):\n        return config\n";
@@ -34,19 +35,16 @@ fn repository() -> tempfile::TempDir {
 }
 
 fn mcp_python() -> Option<String> {
-    let python = std::env::var("SIFT_MCP_PYTHON").ok().filter(|p| !p.is_empty());
-    if python.is_none() && std::env::var("SIFT_REQUIRE_MCP_CLIENT").is_ok_and(|v| v == "1") {
-        panic!("SIFT_REQUIRE_MCP_CLIENT is set but SIFT_MCP_PYTHON (a Python with `mcp`) is not");
-    }
-    python
+    std::env::var("SIFT_MCP_PYTHON").ok().filter(|p| !p.is_empty())
 }
 
 #[test]
 fn a_real_mcp_client_calls_every_tool_and_bad_calls_are_tool_errors() {
     let Some(python) = mcp_python() else {
-        eprintln!(
-            "SKIPPED: set SIFT_MCP_PYTHON to a Python with the `mcp` package (pip install mcp==2.3.0) \
-             to run the MCP client test; SIFT_REQUIRE_MCP_CLIENT=1 makes this a failure"
+        missing(
+            Need::McpClient,
+            "SIFT_MCP_PYTHON (a Python with the `mcp` package) is not set",
+            "pip install mcp==2.3.0 and point SIFT_MCP_PYTHON at that Python",
         );
         return;
     };

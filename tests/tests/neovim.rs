@@ -14,6 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sift_test_support::guard::{Need, missing};
 use sift_tests::{sift_bin, write};
 
 /// How long Neovim may run in all before it is killed.
@@ -30,10 +31,6 @@ fn find_nvim() -> Option<PathBuf> {
     })
 }
 
-fn nvim_required() -> bool {
-    std::env::var("SIFT_REQUIRE_NVIM").is_ok_and(|v| !v.is_empty() && v != "0")
-}
-
 /// The last `max` bytes of a file, as text (empty when it cannot be read).
 fn tail(path: &Path, max: usize) -> String {
     let bytes = std::fs::read(path).unwrap_or_default();
@@ -44,16 +41,7 @@ fn tail(path: &Path, max: usize) -> String {
 #[test]
 fn neovim_indexes_searches_and_sees_unsaved_edits() {
     let Some(nvim) = find_nvim() else {
-        if nvim_required() {
-            panic!(
-                "SIFT_REQUIRE_NVIM is set but `nvim` is not on PATH: install Neovim \
-                 (`apt-get install neovim`) or unset SIFT_REQUIRE_NVIM"
-            );
-        }
-        eprintln!(
-            "SKIPPED neovim_indexes_searches_and_sees_unsaved_edits: `nvim` is not on PATH \
-             (install Neovim 0.7+ to run it; set SIFT_REQUIRE_NVIM=1 to make this a failure)"
-        );
+        missing(Need::Nvim, "`nvim` is not on PATH", "install Neovim 0.7+: apt-get install neovim");
         return;
     };
     let bin = sift_bin();
