@@ -1,6 +1,6 @@
 //! `sift config show` and `sift config schema` on the real binary: every layer shows through
 //! with its source, bad values exit 1 naming the layer and key, and the schema is a valid JSON
-//! Schema that the README's configuration reference matches key for key.
+//! Schema that the configuration reference (docs/configuration.md) matches key for key.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -257,16 +257,17 @@ fn schema_json_is_a_json_schema_of_every_key_files_and_editors_may_set() {
 
 #[test]
 fn the_readme_reference_lists_exactly_the_schema_keys_and_validates() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
-            .unwrap();
+    let readme = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md"),
+    )
+    .unwrap();
     let heading = readme
-        .find("## Configuration: `.sift/config.toml`")
-        .expect("the README's configuration section");
+        .find("## `.sift/config.toml`: every key")
+        .expect("the configuration reference of docs/configuration.md");
     let block = &readme[heading..];
     let start = block.find("```toml\n").expect("a ```toml block") + "```toml\n".len();
     let end = start + block[start..].find("```").unwrap();
-    let table: toml::Table = block[start..end].parse().expect("the README's reference is TOML");
+    let table: toml::Table = block[start..end].parse().expect("the reference is TOML");
     let mut documented = BTreeSet::new();
     for (name, keys) in &table {
         for key in keys.as_table().unwrap().keys() {
@@ -275,7 +276,11 @@ fn the_readme_reference_lists_exactly_the_schema_keys_and_validates() {
     }
     let dir = tempfile::tempdir().unwrap();
     let schema = json_of(&config(dir.path(), &["schema", "--json"], &[]));
-    assert_eq!(documented, schema_keys(&schema), "the README's reference and `sift config schema`");
+    assert_eq!(
+        documented,
+        schema_keys(&schema),
+        "docs/configuration.md's reference and `sift config schema`"
+    );
     // The reference's values (empty strings aside: they document "unset") are valid ones.
     let mut example = serde_json::to_value(&table).unwrap();
     for keys in example.as_object_mut().unwrap().values_mut() {

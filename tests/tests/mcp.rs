@@ -267,7 +267,7 @@ fn a_missing_folder_is_one_clear_error() {
     assert!(err.contains("/nonexistent/nowhere") && err.lines().count() == 1, "{err}");
 }
 
-/// The command line a README snippet starts (`sift` first).
+/// The command line a snippet of docs/mcp.md starts (`sift` first).
 fn snippet_command(kind: &str, body: &str) -> Vec<String> {
     match kind {
         "sh" => {
@@ -304,7 +304,7 @@ fn snippet_command(kind: &str, body: &str) -> Vec<String> {
 #[test]
 fn the_readme_snippets_start_a_server_that_answers() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/mcp.md"))
             .unwrap();
     let dir = repository();
     let root = dir.path().join("repo");

@@ -99,7 +99,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     if model_config.backend.value == llm_config::Backend::Onnx {
         eprintln!(
             "note: {} is the local base model, a pipeline demo that cannot do agent work; \
-             configure an OpenAI-compatible endpoint in [model] (see README: \"The agent\")",
+             configure an OpenAI-compatible endpoint in [model] (see docs/agent.md)",
             about.name
         );
     }

@@ -24,7 +24,7 @@ pub struct SearchArgs {
     /// Number of results.
     #[arg(short = 'k', long = "limit", default_value_t = 10, value_name = "N")]
     k: usize,
-    /// One JSON object per result per line (see README: "search --json").
+    /// One JSON object per result per line (see docs/search.md).
     #[arg(long)]
     json: bool,
     /// Search mode [default: hybrid when embeddings exist, else lexical].
