@@ -6,10 +6,10 @@
 //   1. `sift config schema --json`: the JSON Schema that sift generates from the same
 //      descriptors its configuration loader checks values with, which `parseJsonSchema` reads:
 //      { properties: { <table>: { properties: { <key>: { type, default, description } } } } }.
-//   2. The README's "Configuration: `.sift/config.toml`" section, for a sift without that
+//   2. docs/configuration.md's ".sift/config.toml: every key" section, for a sift without that
 //      command: its ```toml example lists every key with its default (`parseReadmeConfig`; an
 //      empty string documents a key that is unset by default). The drift test also checks that
-//      the README lists every key of the schema.
+//      docs/configuration.md lists every key of the schema.
 
 import { snakeToCamel, serverConfigKey } from './settings';
 
@@ -50,18 +50,18 @@ function tomlScalar(text: string): { value: string | number | boolean; type: Tom
 }
 
 /**
- * Reads the keys of the first ```toml block after the README heading that names
+ * Reads the keys of the first ```toml block after the (docs/configuration.md) heading that names
  * `.sift/config.toml`. A trailing comment "# or a number of bytes" adds the integer type.
  */
 export function parseReadmeConfig(markdown: string): ServerKey[] {
     const lines = markdown.split('\n');
     const heading = lines.findIndex((l) => /^#{1,6} .*\.sift\/config\.toml/.test(l));
     if (heading < 0) {
-        throw new Error('the README has no heading that names .sift/config.toml');
+        throw new Error('the document has no heading that names .sift/config.toml');
     }
     const open = lines.findIndex((l, i) => i > heading && /^```toml\s*$/.test(l));
     if (open < 0) {
-        throw new Error('the README section on .sift/config.toml has no ```toml example');
+        throw new Error('the section on .sift/config.toml has no ```toml example');
     }
     const keys: ServerKey[] = [];
     let table = '';
@@ -73,7 +73,7 @@ export function parseReadmeConfig(markdown: string): ServerKey[] {
         } else if ((m = line.match(/^([A-Za-z0-9_]+)\s*=\s*(.*)$/))) {
             const scalar = tomlScalar(m[2]);
             if (scalar === undefined) {
-                throw new Error(`cannot read the value of ${m[1]} in the README: ${m[2]}`);
+                throw new Error(`cannot read the value of ${m[1]} in the configuration reference: ${m[2]}`);
             }
             const types: TomlType[] = [scalar.type];
             const comment = m[2].slice(m[2].indexOf('#') + 1);

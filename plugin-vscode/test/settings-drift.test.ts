@@ -40,19 +40,19 @@ function schemaFromBinary(): ServerKey[] | undefined {
 
 test('settings mirror the configuration the server documents', (t) => {
     const fromBinary = schemaFromBinary();
-    const readme = repoFile('README.md');
+    const readme = repoFile('docs/configuration.md');
     if (fromBinary === undefined && readme === undefined) {
-        t.skip('neither a sift binary with `sift config schema --json` nor the sift README is here');
+        t.skip('neither a sift binary with `sift config schema --json` nor the docs/configuration.md of sift is here');
         return;
     }
     const server = fromBinary ?? parseReadmeConfig(readme!);
-    t.diagnostic(`server configuration from ${fromBinary ? '`sift config schema --json`' : 'README.md'}: ${server.map((k) => `[${k.table}] ${k.key}`).join(', ')}`);
+    t.diagnostic(`server configuration from ${fromBinary ? '`sift config schema --json`' : 'docs/configuration.md'}: ${server.map((k) => `[${k.table}] ${k.key}`).join(', ')}`);
     assert.ok(server.length > 0, 'the server documents no configuration key');
     assert.deepEqual(checkSettings(server, properties), []);
 });
 
-test('the README documents every key `sift config schema --json` lists', (t) => {
-    const readme = repoFile('README.md');
+test('docs/configuration.md documents every key `sift config schema --json` lists', (t) => {
+    const readme = repoFile('docs/configuration.md');
     if (readme === undefined) {
         t.skip('not inside the sift repository');
         return;
@@ -62,7 +62,7 @@ test('the README documents every key `sift config schema --json` lists', (t) => 
         t.skip('no sift binary with `sift config schema --json` (build it, or set SIFT_BIN)');
         return;
     }
-    assert.deepEqual(missingKeys(fromBinary, parseReadmeConfig(readme)), [], 'keys of the schema that the README does not document');
+    assert.deepEqual(missingKeys(fromBinary, parseReadmeConfig(readme)), [], 'keys of the schema that docs/configuration.md does not document');
 });
 
 // ---- the parsers and the check themselves ------------------------------------------------
