@@ -1,8 +1,9 @@
 //! sift's engine: what every front end (the CLI, the language server, the agent's tools, the
 //! MCP server) calls, so that a behaviour exists once.
 //!
-//! - [`workspace`]: one repository being served: its index, its unsaved buffers, its vectors
-//!   and model.
+//! - [`workspace`]: one repository: its index, its unsaved buffers, its vectors and model.
+//! - [`live`]: a workspace being served (by `sift lsp` and `sift mcp` alike), kept fresh by its
+//!   update task and its [`watch`]er, with its memory notes rechecked after every update.
 //! - [`search`]: the one search entry point ([`search::search`]): a query with a mode and
 //!   limits, over one or more workspaces, unsaved buffers merged inside it.
 //! - [`config`]: the one layered configuration (defaults, user file, repository file, editor
@@ -26,10 +27,12 @@ pub mod config;
 pub mod embeddings;
 pub mod error;
 pub mod index;
+pub mod live;
 pub mod memory;
 pub mod review;
 pub mod search;
 pub mod store;
+pub mod watch;
 pub mod workspace;
 
 pub use error::{Error, Result};

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sift_test_support::guard::{Need, missing};
+use sift_test_support::openai::{FakeServer, Reply};
 use sift_tests::{git, sift, sift_bin, write};
 
 const APP: &str = "\"\"\"The application.\"\"\"\n\n\ndef parse_config(path):\n    \"\"\"Parses the configuration file at path.\"\"\"\n    with open(path) as f:\n        return dict(line.split(\"=\", 1) for line in f)\n\n\nclass Server:\n    def start(self, config):\n        return config\n";
@@ -75,7 +76,7 @@ fn a_real_mcp_client_calls_every_tool_and_bad_calls_are_tool_errors() {
     // The tool list: the six tools, short descriptions, schemas that say what is required.
     let tools = report["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
-    assert_eq!(names, ["search", "outline", "read", "review", "memory_search", "memory_add"]);
+    assert_eq!(names, ["search", "read", "outline", "review", "memory_search", "memory_add"]);
     let listed: usize = tools.iter().map(|t| t.to_string().len()).sum();
     // About four characters a token: the whole list (names, descriptions, schemas) is the cost
     // every turn of the client's model pays.
@@ -154,9 +155,14 @@ struct Raw {
 
 impl Raw {
     fn start(root: &Path) -> Raw {
+        Raw::start_with(root, &[])
+    }
+
+    fn start_with(root: &Path, args: &[&str]) -> Raw {
         let mut child = sift()
             .args(["mcp", "--path"])
             .arg(root)
+            .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -350,4 +356,75 @@ fn the_readme_snippets_start_a_server_that_answers() {
         tried.push(name);
     }
     assert_eq!(tried, ["claude", "codex", "cursor", "zed", "vscode"]);
+}
+
+/// The tools `sift agent` offers its model, by name: (description, parameters).
+fn agent_tools(dir: &Path) -> std::collections::BTreeMap<String, (Value, Value)> {
+    let server = FakeServer::start([Reply::text(&["Nothing to do."])]).unwrap();
+    let out = sift()
+        .env("XDG_CONFIG_HOME", dir.join("xdg"))
+        .env("SIFT_MODEL_BACKEND", "openai")
+        .env("SIFT_MODEL_BASE_URL", server.base_url())
+        .env("SIFT_MODEL_NAME", "fixture-model")
+        .args(["agent", "--path"])
+        .arg(dir.join("repo"))
+        .arg("say hello")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let request = server.requests()[0].json();
+    request["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            let f = &t["function"];
+            (
+                f["name"].as_str().unwrap().to_string(),
+                (f["description"].clone(), f["parameters"].clone()),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_agent_and_mcp_serve_their_common_tools_from_one_registry() {
+    let dir = repository();
+    let agent = agent_tools(dir.path());
+    let mut server = Raw::start_with(&dir.path().join("repo"), &["--allow-memory-add"]);
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    server.send(format!("{init}\n").as_bytes());
+    server.next();
+    server.send(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+    server.send(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}\n");
+    let listed = server.next();
+    let mcp = listed["result"]["tools"].as_array().unwrap();
+    let by_name = |name: &str| mcp.iter().find(|t| t["name"] == name).cloned();
+
+    // A tool offered to both under one name: the same description, the same schema.
+    let mut shared = Vec::new();
+    for tool in mcp {
+        let name = tool["name"].as_str().unwrap();
+        if let Some((description, parameters)) = agent.get(name) {
+            if name == "review" {
+                continue; // two tools: the agent's reviews its pending change, MCP's a revision
+            }
+            assert_eq!(&tool["description"], description, "{name}");
+            assert_eq!(&tool["inputSchema"], parameters, "{name}");
+            shared.push(name);
+        }
+    }
+    assert_eq!(shared, ["search", "read", "outline"], "{listed}");
+    // The agent's `recall` is MCP's `memory_search`: one entry, one schema.
+    let recall = by_name("memory_search").unwrap();
+    assert_eq!(recall["inputSchema"], agent["recall"].1);
+    assert_eq!(recall["description"], agent["recall"].0);
+    // What edits, runs or proposes is the agent's alone.
+    for name in ["edit", "create", "delete", "run", "check", "remember"] {
+        assert!(agent.contains_key(name), "{name}");
+        assert!(by_name(name).is_none(), "{name} reached MCP");
+    }
+    assert_ne!(by_name("review").unwrap()["inputSchema"], agent["review"].1);
 }

@@ -11,7 +11,7 @@ use sift_engine::index::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport
 
 use super::progress::TerminalProgress;
 use super::{RepoArgs, WalkArgs, human_bytes};
-use crate::watch::{Change, watch_tree};
+use sift_engine::watch::{Change, watch_tree};
 
 /// Arguments of `sift index`.
 #[derive(Debug, Args)]

@@ -5,15 +5,13 @@
 //! client asks for among those it knows, 2024-11-05 to 2026-07-28). sift checks the client's
 //! lines first ([`framing`]): a line that is not JSON gets a parse error and the server reads
 //! on; the SDK answers well-formed requests it cannot route. The tools ([`tools`]) are the
-//! engine's: the workspace served is the language server's ([`crate::live`]), indexed from the
+//! engine's: the workspace served is the language server's ([`sift_engine::live`]), indexed from the
 //! start and kept fresh by the watcher, and every answer says how much of it is indexed. A
 //! tool that fails or panics is a tool error (`isError`), never the end of the server; the
 //! server ends when stdin closes.
 
 pub mod framing;
-pub mod tools;
 
-use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -24,9 +22,11 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::Value;
+use sift_engine::agent::tools::registry::{Effect, Tool as Entry};
+use sift_engine::agent::tools::served::{Answer, Served};
 use tokio::sync::mpsc;
 
-use crate::live::{Coverage, Workspace};
+use sift_engine::live::{Coverage, Workspace};
 
 /// What `sift mcp` serves.
 #[derive(Debug, Clone)]
@@ -55,7 +55,7 @@ where
     tokio::spawn(ws.clone().run_updates(updater));
     ws.request_update();
     let watched = ws.clone();
-    let watcher = tokio::task::spawn_blocking(move || match crate::live::watch(&watched) {
+    let watcher = tokio::task::spawn_blocking(move || match sift_engine::live::watch(&watched) {
         Ok(w) => Some(w),
         Err(e) => {
             tracing::warn!(
@@ -66,10 +66,10 @@ where
         }
     });
 
-    let handler = Handler::new(tools::Tools {
+    let handler = Handler::new(Served {
         ws: ws.clone(),
         note_vectors: Default::default(),
-        allow_memory_add: options.allow_memory_add,
+        allow_writes: options.allow_memory_add,
     });
     let (to_sdk, sdk_in) = tokio::io::duplex(1 << 20);
     let (sdk_out, from_sdk) = tokio::io::duplex(1 << 20);
@@ -98,36 +98,34 @@ const CONCURRENT_CALLS: usize = 4;
 
 /// The MCP service: the tool list and the calls.
 struct Handler {
-    tools: Arc<tools::Tools>,
+    served: Arc<Served>,
     listed: Vec<Tool>,
-    schemas: HashMap<&'static str, Value>,
     running: Arc<tokio::sync::Semaphore>,
 }
 
 impl Handler {
-    fn new(tools: tools::Tools) -> Handler {
-        let specs = tools::specs(tools.allow_memory_add);
-        let listed = specs.iter().map(to_tool).collect();
-        let schemas = specs.into_iter().map(|s| (s.name, s.schema)).collect();
+    fn new(served: Served) -> Handler {
+        let listed = served.tools().map(to_tool).collect();
         let running = Arc::new(tokio::sync::Semaphore::new(CONCURRENT_CALLS));
-        Handler { tools: Arc::new(tools), listed, schemas, running }
+        Handler { served: Arc::new(served), listed, running }
     }
 }
 
-/// A spec as the protocol lists it.
-fn to_tool(spec: &tools::Spec) -> Tool {
-    let schema = match &spec.schema {
-        Value::Object(map) => map.clone(),
+/// A registry entry as the protocol lists it.
+fn to_tool(entry: &Entry) -> Tool {
+    let schema = match (entry.schema)() {
+        Value::Object(map) => map,
         _ => Default::default(),
     };
     // Hints for clients that ask before calling: nothing reaches outside the workspace, and
     // the one tool that writes (memory_add) only adds a note.
+    let read_only = entry.effect == Effect::Reads;
     let annotations = ToolAnnotations::new()
-        .read_only(spec.read_only)
+        .read_only(read_only)
         .destructive(false)
-        .idempotent(spec.read_only)
+        .idempotent(read_only)
         .open_world(false);
-    Tool::new(spec.name, spec.description, schema).with_annotations(annotations)
+    Tool::new(entry.mcp_name, entry.description, schema).with_annotations(annotations)
 }
 
 /// What the server says about itself at `initialize`.
@@ -161,26 +159,23 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let name = request.name.to_string();
-        let Some(schema) = self.schemas.get(name.as_str()) else {
+        if self.served.tool(&name).is_none() {
             let known: Vec<&str> = self.listed.iter().map(|t| t.name.as_ref()).collect();
             return Err(ErrorData::invalid_params(
                 format!("there is no tool named {name:?} (tools: {})", known.join(", ")),
                 None,
             ));
-        };
-        let args = Value::Object(request.arguments.unwrap_or_default());
-        // Bad arguments are the model's to fix: a tool error naming the argument.
-        if let Err(why) = sift_engine::llm::validate_arguments(schema, &args) {
-            return Ok(error_result(format!("error: {why}")));
         }
+        let args = Value::Object(request.arguments.unwrap_or_default());
         let Ok(_turn) = self.running.clone().acquire_owned().await else {
             return Err(ErrorData::internal_error("the server is shutting down", None));
         };
-        let tools = self.tools.clone();
+        let served = self.served.clone();
         let call = name.clone();
+        // Bad arguments are the model's to fix: the answer is a tool error naming the argument.
         let answered = tokio::task::spawn_blocking(move || {
-            let answer = tools.call(&call, &args);
-            (answer, tools.ws.coverage())
+            let answer = served.call(&call, &args);
+            (answer, served.ws.coverage())
         })
         .await;
         Ok(match answered {
@@ -199,7 +194,7 @@ fn error_result(text: String) -> CallToolResult {
 
 /// An answer as the protocol carries it: compact text first, the same as `structuredContent`
 /// with the index's coverage.
-fn to_result(answer: tools::Answer, coverage: &Coverage) -> CallToolResult {
+fn to_result(answer: Answer, coverage: &Coverage) -> CallToolResult {
     if answer.error {
         return error_result(answer.text);
     }

@@ -364,7 +364,7 @@ struct Finished {
 #[allow(clippy::too_many_arguments)]
 fn run_blocking(
     prompt: EditorPrompt,
-    workspace: &crate::live::Workspace,
+    workspace: &sift_engine::live::Workspace,
     root: &std::path::Path,
     overrides: Option<&Value>,
     unsaved: &BTreeMap<String, String>,

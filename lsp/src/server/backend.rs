@@ -30,8 +30,8 @@ use super::position::Encoding;
 use super::protocol::{SearchParams, SearchResponse, StatusResponse};
 use super::review::Reviews;
 use super::search;
-use crate::live::Workspace;
-use crate::watch::TreeWatcher;
+use sift_engine::live::Workspace;
+use sift_engine::watch::TreeWatcher;
 
 /// How long `shutdown` waits for a running embedding batch to end (a batch of the transformer
 /// takes well under a second on two cores).

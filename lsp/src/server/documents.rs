@@ -16,7 +16,7 @@ use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
 use super::backend::panic_message;
 use super::position::{Encoding, apply_change};
-use crate::live::Workspace;
+use sift_engine::live::Workspace;
 
 /// The open documents' texts and versions.
 #[derive(Default)]

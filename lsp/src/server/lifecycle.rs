@@ -14,7 +14,7 @@ use super::backend::Backend;
 use super::documents::DocumentActor;
 use super::position::Encoding;
 use super::protocol::Command;
-use crate::live::{ProgressEvent, Workspace};
+use sift_engine::live::{ProgressEvent, Workspace};
 
 impl Backend {
     /// `initialize`: negotiates the position encoding, notes the roots and the editor's
@@ -146,7 +146,7 @@ impl Backend {
                     let message = format!(
                         "sift cannot index {}: {}",
                         root.display(),
-                        crate::message::describe(&e)
+                        crate::message::describe(&e.into())
                     );
                     tracing::error!("{message}");
                     self.client.show_message(MessageType::ERROR, message).await;
@@ -159,7 +159,7 @@ impl Backend {
         let watching = tokio::task::spawn_blocking(move || {
             opened
                 .iter()
-                .filter_map(|ws| match crate::live::watch(ws) {
+                .filter_map(|ws| match sift_engine::live::watch(ws) {
                     Ok(w) => Some(w),
                     Err(e) => {
                         tracing::warn!("cannot watch {}: {e}", ws.root.display());

@@ -14,7 +14,7 @@ use tower_lsp_server::ls_types::{
 };
 
 use super::backend::{Backend, internal};
-use crate::live::Workspace;
+use sift_engine::live::Workspace;
 
 /// The most notes one hover shows.
 const HOVER_NOTES: usize = 5;

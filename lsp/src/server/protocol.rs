@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use tower_lsp_server::ls_types::{Range, Uri};
 
-use crate::live::Coverage;
+use sift_engine::live::Coverage;
 
 /// `sift/search` request method.
 pub const SEARCH_METHOD: &str = "sift/search";

@@ -10,7 +10,7 @@ use tower_lsp_server::ls_types::*;
 
 use super::backend::internal;
 use super::protocol::{SearchParams, SearchResponse, SearchResult};
-use crate::live::Workspace;
+use sift_engine::live::Workspace;
 
 /// Searches every workspace (on a blocking thread).
 pub async fn search(

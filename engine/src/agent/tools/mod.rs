@@ -11,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 use sift_runtime::llm::{Cancel, ToolSpec};
 use sift_runtime::sandbox::Policy;
 
@@ -26,8 +26,10 @@ mod files;
 mod history;
 mod memory;
 pub mod plugin;
+pub mod registry;
 pub(crate) mod review;
 mod search;
+pub mod served;
 
 /// The most characters a tool answer carries; longer answers are cut with a note.
 pub const MAX_OUTPUT_CHARS: usize = 12_000;
@@ -71,119 +73,9 @@ fn bounded(mut text: String) -> String {
     text
 }
 
-/// The tool specs, in the order they are offered.
+/// The tool specs offered to sift's agent, in order (the [`registry`]'s).
 pub fn specs() -> Vec<ToolSpec> {
-    let spec = |name: &str, description: &str, parameters: Value| ToolSpec {
-        name: name.into(),
-        description: description.into(),
-        parameters,
-    };
-    let path = json!({"type": "string", "description": "path relative to the workspace root"});
-    vec![
-        spec(
-            "search",
-            "Search the codebase by meaning and identifiers (hybrid). Returns ranked code spans.",
-            json!({"type": "object", "properties": {
-                "query": {"type": "string", "minLength": 1},
-                "k": {"type": "integer", "minimum": 1, "maximum": 30}
-            }, "required": ["query"], "additionalProperties": false}),
-        ),
-        spec(
-            "grep",
-            "Regular-expression search over the indexed files. Lists matching files first, then lines.",
-            json!({"type": "object", "properties": {
-                "pattern": {"type": "string", "minLength": 1},
-                "path": {"type": "string", "description": "only files under this folder or matching this glob"},
-                "ignore_case": {"type": "boolean"}
-            }, "required": ["pattern"], "additionalProperties": false}),
-        ),
-        spec(
-            "read",
-            "Read lines of a file (100 at a time), with line numbers.",
-            json!({"type": "object", "properties": {
-                "path": path,
-                "start_line": {"type": "integer", "minimum": 1},
-                "end_line": {"type": "integer", "minimum": 1}
-            }, "required": ["path"], "additionalProperties": false}),
-        ),
-        spec(
-            "outline",
-            "The symbols (classes, functions, methods) of a file with their line ranges.",
-            json!({"type": "object", "properties": {"path": path},
-                   "required": ["path"], "additionalProperties": false}),
-        ),
-        spec(
-            "list",
-            "List the files under a folder (default: the root).",
-            json!({"type": "object", "properties": {"path": path},
-                   "additionalProperties": false}),
-        ),
-        spec(
-            "edit",
-            "Replace old_text, which must occur exactly once in the file, by new_text. Quote old_text exactly, with enough lines to be unique.",
-            json!({"type": "object", "properties": {
-                "path": path,
-                "old_text": {"type": "string"},
-                "new_text": {"type": "string"}
-            }, "required": ["path", "old_text", "new_text"], "additionalProperties": false}),
-        ),
-        spec(
-            "create",
-            "Create a new file with this text.",
-            json!({"type": "object", "properties": {"path": path, "text": {"type": "string"}},
-                   "required": ["path", "text"], "additionalProperties": false}),
-        ),
-        spec(
-            "delete",
-            "Delete a file.",
-            json!({"type": "object", "properties": {"path": path},
-                   "required": ["path"], "additionalProperties": false}),
-        ),
-        spec(
-            "check",
-            "Run the project's checkers (compiler, linters) on your pending change; reports problems on the lines you changed.",
-            json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        ),
-        spec(
-            "run",
-            "Run a shell command (tests, a script) on a copy of the workspace with your pending change, in the sandbox: no network, writes stay in the copy. outside_sandbox (with why) asks the user to let it out.",
-            json!({"type": "object", "properties": {
-                "command": {"type": "string", "minLength": 1},
-                "timeout_secs": {"type": "integer", "minimum": 1, "maximum": 600},
-                "outside_sandbox": {"type": "boolean"},
-                "why": {"type": "string"}
-            }, "required": ["command"], "additionalProperties": false}),
-        ),
-        spec(
-            "review",
-            "Run sift's bug-finder on your pending change.",
-            json!({"type": "object", "properties": {}, "additionalProperties": false}),
-        ),
-        spec(
-            "recall",
-            "Search the project's memory notes: facts people confirmed about this codebase, with the code they cite. Stale notes cite code that changed since.",
-            json!({"type": "object", "properties": {"query": {"type": "string", "minLength": 1}},
-                   "required": ["query"], "additionalProperties": false}),
-        ),
-        spec(
-            "remember",
-            "Propose a memory note: one lasting fact about this codebase (a convention, an invariant, a pitfall) that would help future tasks, citing code as PATH, PATH:LINES or PATH#SYMBOL. Never notes about this task's progress. The user decides whether it is kept.",
-            json!({"type": "object", "properties": {
-                "text": {"type": "string", "minLength": 1},
-                "title": {"type": "string"},
-                "cite": {"type": "array", "items": {"type": "string"}}
-            }, "required": ["text"], "additionalProperties": false}),
-        ),
-        spec(
-            "history",
-            "Recent commits of a path (or the repository), or who last changed some lines and why.",
-            json!({"type": "object", "properties": {
-                "path": path,
-                "start_line": {"type": "integer", "minimum": 1},
-                "end_line": {"type": "integer", "minimum": 1}
-            }, "additionalProperties": false}),
-        ),
-    ]
+    registry::for_agent().map(registry::Tool::spec).collect()
 }
 
 /// What the tools work on: the workspace as the agent sees it, and the walls.
@@ -309,24 +201,11 @@ impl<'a> Session<'a> {
 
     /// Runs tool `name` with checked `args`.
     pub fn call(&mut self, name: &str, args: &Value, cancel: &Cancel) -> ToolOutput {
-        let out = match name {
-            "search" => search::search(self, args),
-            "grep" => files::grep(self, args, cancel),
-            "read" => files::read(self, args),
-            "outline" => files::outline(self, args),
-            "list" => files::list(self, args),
-            "edit" => edit::edit(self, args),
-            "create" => edit::create(self, args),
-            "delete" => edit::delete(self, args),
-            "check" => super::checkers::check(self, cancel),
-            "run" => command::run(self, args, cancel),
-            "review" => review::review(self),
-            "history" => history::history(self, args),
-            "recall" => memory::recall(self, args),
-            "remember" => memory::remember(self, args),
-            other => match self.plugin_tools.and_then(|tools| tools.call(other, args)) {
+        let out = match registry::agent_tool(name).and_then(|t| t.agent) {
+            Some(handler) => handler(self, args, cancel),
+            None => match self.plugin_tools.and_then(|tools| tools.call(name, args)) {
                 Some(out) => out,
-                None => ToolOutput::fail(format!("there is no tool named {other:?}")),
+                None => ToolOutput::fail(format!("there is no tool named {name:?}")),
             },
         };
         // Rules files that apply to a path the model just touched are shown to it once.
@@ -336,22 +215,6 @@ impl<'a> Session<'a> {
                 None => out,
             },
             _ => out,
-        }
-    }
-
-    /// One of the tools that only read (`search`, `read`, `outline`, `recall`) for a client
-    /// that reads structure (the MCP server): the very answer [`Session::call`] gives, and the
-    /// same as data (`None` when the call failed). The tools that change or run anything are
-    /// not offered here.
-    pub fn answer(&mut self, name: &str, args: &Value) -> (ToolOutput, Option<Value>) {
-        match name {
-            "search" => search::answer(self, args),
-            "read" => files::read_answer(self, args),
-            "outline" => files::outline_answer(self, args),
-            "recall" => memory::recall_answer(self, args),
-            other => {
-                (ToolOutput::fail(format!("{other:?} is not a tool that answers with data")), None)
-            }
         }
     }
 

@@ -10,9 +10,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 use std::time::Duration;
 
+use crate::embeddings::Semantic;
+use crate::index::{CodeIndex, Error as IndexError, Progress, UpdateOptions};
 use serde::Serialize;
-use sift_engine::embeddings::Semantic;
-use sift_engine::index::{CodeIndex, Error as IndexError, Progress, UpdateOptions};
 use tokio::sync::mpsc;
 
 /// How far indexing of a workspace has come.
@@ -101,22 +101,22 @@ pub enum ProgressEvent {
     },
 }
 
-/// A workspace folder being served: the engine's [`sift_engine::Workspace`] (index, unsaved
+/// A workspace folder being served: the engine's [`crate::Workspace`] (index, unsaved
 /// buffers, embeddings; reached through `Deref`) and what keeps it fresh.
 pub struct Workspace {
-    core: sift_engine::Workspace,
+    core: crate::Workspace,
     coverage: Mutex<Coverage>,
     ready_once: std::sync::atomic::AtomicBool,
     /// What the next update must look at.
     pending: Mutex<Pending>,
     /// Tells `sift search` in other processes that this one keeps the index fresh.
-    _watching: Option<sift_engine::index::WatchGuard>,
+    _watching: Option<crate::index::WatchGuard>,
     updates: mpsc::Sender<()>,
     /// The sandbox's policy (memory's citations are read through it) and the notes folder;
     /// `None` when `[sandbox]` is invalid.
-    memory: Option<(sift_engine::sandbox::Policy, sift_engine::memory::Memory)>,
+    memory: Option<(crate::sandbox::Policy, crate::memory::Memory)>,
     /// The notes and their states, checked after every index update.
-    notebook: RwLock<Option<sift_engine::memory::Notebook>>,
+    notebook: RwLock<Option<crate::memory::Notebook>>,
     /// Bumped whenever the notes or their states changed (code lenses to redraw).
     memory_changed: tokio::sync::watch::Sender<u64>,
     /// Whether a watcher reports changes of the note files (else every check re-reads them).
@@ -150,12 +150,12 @@ impl Workspace {
         root: &Path,
         overrides: Option<&serde_json::Value>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
-    ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
-        let config = sift_engine::config::for_editor(root, overrides)?;
+    ) -> crate::Result<(Arc<Workspace>, Updater)> {
+        let config = crate::config::for_editor(root, overrides)?;
         // A server commits often, so what it indexed is soon searchable from the CLI.
         let opts = config.update_options(Duration::from_millis(750))?;
         let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
-        let walls = sift_engine::agent::setup::policy(&canonical, &config)
+        let walls = crate::config::policy(&canonical, &config)
             .map_err(|e| tracing::warn!("{}: memory notes off: {e}", root.display()))
             .ok();
         let embed = config.embed().map_err(|e| e.to_string());
@@ -167,12 +167,12 @@ impl Workspace {
     pub fn open(
         root: &Path,
         opts: UpdateOptions,
-        embed: Result<sift_engine::embed::EmbedConfig, String>,
-        policy: Option<sift_engine::sandbox::Policy>,
+        embed: Result<crate::embed::EmbedConfig, String>,
+        policy: Option<crate::sandbox::Policy>,
         progress: mpsc::UnboundedSender<ProgressEvent>,
-    ) -> anyhow::Result<(Arc<Workspace>, Updater)> {
-        let store = sift_engine::store::open(root)?;
-        let memory = policy.map(|p| (p, sift_engine::memory::Memory::open(&store)));
+    ) -> crate::Result<(Arc<Workspace>, Updater)> {
+        let store = crate::store::open(root)?;
+        let memory = policy.map(|p| (p, crate::memory::Memory::open(&store)));
         let (index, _notice) = CodeIndex::open_or_create(&store)?;
         let manifest = index.manifest()?;
         let coverage = Coverage {
@@ -193,7 +193,7 @@ impl Workspace {
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
-            core: sift_engine::Workspace::new(index, semantic)?,
+            core: crate::Workspace::new(index, semantic)?,
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),
@@ -224,19 +224,17 @@ impl Workspace {
 
     /// The memory notes as last checked (`None` before the first index update, or when memory
     /// is off).
-    pub fn notebook(&self) -> RwLockReadGuard<'_, Option<sift_engine::memory::Notebook>> {
+    pub fn notebook(&self) -> RwLockReadGuard<'_, Option<crate::memory::Notebook>> {
         self.notebook.read().unwrap_or_else(|e| e.into_inner())
     }
 
     /// The sandbox's policy for this workspace (`None` when `[sandbox]` is invalid).
-    pub fn policy(&self) -> Option<&sift_engine::sandbox::Policy> {
+    pub fn policy(&self) -> Option<&crate::sandbox::Policy> {
         self.memory.as_ref().map(|(p, _)| p)
     }
 
     /// The policy memory reads through and the notes folder.
-    pub fn memory_parts(
-        &self,
-    ) -> Option<(&sift_engine::sandbox::Policy, &sift_engine::memory::Memory)> {
+    pub fn memory_parts(&self) -> Option<(&crate::sandbox::Policy, &crate::memory::Memory)> {
         self.memory.as_ref().map(|(p, m)| (p, m))
     }
 
@@ -244,11 +242,11 @@ impl Workspace {
     /// the notes again, so the next hover, lens or search sees it (blocking). Its file's path.
     pub fn add_note(
         &self,
-        code: &sift_engine::memory::IndexedCode<'_>,
-        draft: sift_engine::memory::Draft<'_>,
-    ) -> Result<(sift_engine::memory::Note, PathBuf), String> {
+        code: &crate::memory::IndexedCode<'_>,
+        draft: crate::memory::Draft<'_>,
+    ) -> Result<(crate::memory::Note, PathBuf), String> {
         let (_, memory) = self.memory_parts().ok_or("memory notes are not available here")?;
-        let note = sift_engine::memory::new_note(memory, code, draft).map_err(|e| e.to_string())?;
+        let note = crate::memory::new_note(memory, code, draft).map_err(|e| e.to_string())?;
         let path = memory.write(&note).map_err(|e| e.to_string())?;
         self.refresh_memory();
         Ok((note, path))
@@ -275,7 +273,7 @@ impl Workspace {
         let unread = self.notes_unread.swap(false, std::sync::atomic::Ordering::SeqCst);
         let reread =
             reread || unread || !self.notes_watched.load(std::sync::atomic::Ordering::SeqCst);
-        let code = sift_engine::memory::IndexedCode::new(&self.index, policy);
+        let code = crate::memory::IndexedCode::new(&self.index, policy);
         // Checked in place, under the lock: hovers wait the few milliseconds of a check rather
         // than the notebook being copied at every update.
         let mut slot = self.notebook.write().unwrap_or_else(|e| e.into_inner());
@@ -283,7 +281,7 @@ impl Workspace {
             Some(book) if reread => book.reload(&code),
             Some(book) => book.recheck_code(&code),
             None => {
-                let book = sift_engine::memory::Notebook::load(memory.clone(), &code);
+                let book = crate::memory::Notebook::load(memory.clone(), &code);
                 let any = !book.notes.is_empty();
                 *slot = Some(book);
                 any
@@ -492,9 +490,9 @@ pub fn watch(ws: &Arc<Workspace>) -> notify::Result<crate::watch::TreeWatcher> {
 }
 
 impl std::ops::Deref for Workspace {
-    type Target = sift_engine::Workspace;
+    type Target = crate::Workspace;
 
-    fn deref(&self) -> &sift_engine::Workspace {
+    fn deref(&self) -> &crate::Workspace {
         &self.core
     }
 }
@@ -528,7 +526,7 @@ impl Workspace {
         &self,
         sink: &mpsc::UnboundedSender<ProgressEvent>,
         what: &'static str,
-        pass: impl FnOnce(&EmbedProgress) -> Option<sift_engine::index::EmbedReport>,
+        pass: impl FnOnce(&EmbedProgress) -> Option<crate::index::EmbedReport>,
     ) {
         let progress = EmbedProgress {
             root: self.root.clone(),
