@@ -37,6 +37,8 @@ pub mod workspace;
 
 pub use error::{Error, Result};
 pub use search::{Found, Mode, Query, Results, search};
+/// Every environment variable sift reads, in one table (`sift_env`).
+pub use sift_env as env;
 /// Edits as one type (byte ranges + text; to unified diffs here, to LSP edits in the server).
 pub use sift_runtime::edit;
 /// Embedding models: configuration, loading, installation (`sift_runtime::embed`).

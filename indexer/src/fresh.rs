@@ -87,8 +87,8 @@ fn size_and_time(path: &Path) -> (i64, i64) {
 /// Ignore sources outside the tree that the walk reads.
 fn outside_sources(root: &Path) -> Vec<PathBuf> {
     let mut out = vec![root.join(".git/info/exclude"), root.join(".git/config")];
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    match std::env::var_os("XDG_CONFIG_HOME") {
+    let home = sift_env::get_os("HOME").map(PathBuf::from);
+    match sift_env::get_os("XDG_CONFIG_HOME") {
         Some(x) if !x.is_empty() => out.push(PathBuf::from(x).join("git/ignore")),
         _ => {
             if let Some(h) = &home {

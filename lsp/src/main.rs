@@ -17,7 +17,7 @@ fn main() -> ExitCode {
     // onnxruntime's PyPI build starts Microsoft's telemetry client and writes a usage database
     // under ~/.cache/Microsoft even when sift turns telemetry off through its API; only this
     // variable stops it (it is read when the runtime starts). A value the user set is kept.
-    if std::env::var_os("ORT_DISABLE_TELEMETRY").is_none() {
+    if sift_engine::env::get_os("ORT_DISABLE_TELEMETRY").is_none() {
         // SAFETY: no other thread exists yet, so nothing reads the environment concurrently.
         unsafe { std::env::set_var("ORT_DISABLE_TELEMETRY", "1") };
     }

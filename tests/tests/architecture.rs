@@ -3,6 +3,8 @@
 //! - dependencies point one way: front ends (`lsp/`) → `sift-engine` → `sift-runtime` and
 //!   `sift-plugins` → `sift-indexer`; the binary's crate names `sift-engine` alone, in its
 //!   manifest and in its code;
+//! - the environment is read in one place (`sift-env`, `runtime/env/`), nowhere else in what
+//!   ships;
 //! - no circle of imports between the engine's modules (agent, config, review, store, …), so
 //!   each can be read, and tested, without the ones above it.
 //!
@@ -43,10 +45,11 @@ fn dependencies_point_one_way() {
     // Each crate and the sift crates it may depend on (normal dependencies; tests may also use
     // sift-test-support, which ships in no binary).
     let allowed: &[(&str, &[&str])] = &[
-        ("indexer/Cargo.toml", &[]),
-        ("runtime/Cargo.toml", &["sift-indexer"]),
-        ("runtime/plugins/Cargo.toml", &[]),
-        ("engine/Cargo.toml", &["sift-indexer", "sift-runtime", "sift-plugins"]),
+        ("runtime/env/Cargo.toml", &[]),
+        ("indexer/Cargo.toml", &["sift-env"]),
+        ("runtime/Cargo.toml", &["sift-indexer", "sift-env"]),
+        ("runtime/plugins/Cargo.toml", &["sift-env"]),
+        ("engine/Cargo.toml", &["sift-indexer", "sift-runtime", "sift-plugins", "sift-env"]),
         ("lsp/Cargo.toml", &["sift-engine"]),
     ];
     for (manifest, may) in allowed {
@@ -218,4 +221,40 @@ fn the_circle_check_finds_a_circle() {
     assert!(find_cycle(&graph).is_none());
     let modules = set(&["agent", "config"]);
     assert_eq!(named_modules("use crate::agent::x; sift_crate::config", &modules), set(&["agent"]));
+}
+
+/// The calls that read the process environment.
+const ENV_READS: &[&str] = &[
+    "env::var(",
+    "env::var_os(",
+    "env::vars(",
+    "env::vars_os(",
+    "try_from_env(",
+    "from_default_env(",
+];
+
+#[test]
+fn the_environment_is_read_in_one_place() {
+    let mut found = Vec::new();
+    for dir in ["indexer/src", "runtime/src", "runtime/plugins/src", "engine/src", "lsp/src"] {
+        for file in rust_files(&root().join(dir)) {
+            let text = std::fs::read_to_string(&file).unwrap();
+            // Unit tests (the `#[cfg(test)]` module at a file's end) may set up their own.
+            let shipped = text.split("#[cfg(test)]").next().unwrap();
+            for (n, line) in shipped.lines().enumerate() {
+                let code = line.split("//").next().unwrap();
+                if ENV_READS.iter().any(|call| code.contains(call)) {
+                    found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "read the environment through sift_env (runtime/env), and list the variable there:\n{}",
+        found.join("\n")
+    );
+    // The one place does read it.
+    let env = std::fs::read_to_string(root().join("runtime/env/src/lib.rs")).unwrap();
+    assert!(env.contains("std::env::var_os(name)"));
 }

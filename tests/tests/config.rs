@@ -290,3 +290,37 @@ fn the_readme_reference_lists_exactly_the_schema_keys_and_validates() {
     let errors: Vec<String> = validator.iter_errors(&example).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{errors:?}");
 }
+
+/// The first column's names of the Markdown table after `heading` in `doc`.
+fn table_names(doc: &str, heading: &str) -> BTreeSet<String> {
+    let at = doc.find(heading).unwrap_or_else(|| panic!("{heading} in docs/configuration.md"));
+    doc[at..]
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .filter_map(|l| l.split('|').nth(1))
+        .map(|cell| cell.trim().trim_matches('`').to_string())
+        .collect()
+}
+
+#[test]
+fn the_environment_tables_list_every_variable_sift_reads() {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/configuration.md"),
+    )
+    .unwrap();
+    // The configuration's own variables: one per key that has one, files' keys and
+    // environment-only ones alike.
+    let keys: BTreeSet<String> = sift_engine::config::SECTIONS
+        .iter()
+        .flat_map(|s| s.keys.iter())
+        .filter_map(|k| k.env.map(str::to_string))
+        .collect();
+    assert!(keys.contains("SIFT_THREADS") && keys.contains("SIFT_MODEL_NAME"), "{keys:?}");
+    assert_eq!(table_names(&doc, "### Variables that set a configuration key"), keys);
+    // Every other variable: the one table the code reads through.
+    let others: BTreeSet<String> = sift_env::VARS.iter().map(|v| v.name.to_string()).collect();
+    assert_eq!(table_names(&doc, "### Other variables"), others);
+    assert!(keys.is_disjoint(&others), "{:?}", keys.intersection(&others).collect::<Vec<_>>());
+}

@@ -79,7 +79,7 @@ pub fn detect(root: &Path) -> Vec<Checker> {
 }
 
 fn on_path(program: &str) -> bool {
-    std::env::var_os("PATH")
+    sift_env::get_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|d| d.join(program).is_file()))
 }
 
@@ -282,7 +282,7 @@ fn run_one(
 pub(crate) fn cargo_env(root: &Path) -> (Vec<(String, String)>, Vec<PathBuf>) {
     let target = root.join("target");
     let mut env = vec![("CARGO_TARGET_DIR".to_owned(), target.display().to_string())];
-    if let Some(home) = std::env::var_os("CARGO_HOME") {
+    if let Some(home) = sift_env::get_os("CARGO_HOME") {
         env.push(("CARGO_HOME".to_owned(), home.to_string_lossy().into_owned()));
     }
     (env, vec![target])

@@ -352,9 +352,9 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
 /// Opens the note in the user's editor; the result must parse (else the file is put back as
 /// it was and the error says why).
 fn edit_in_editor(memory: &Memory, slug: &str) -> Result<Note> {
-    let editor = std::env::var("VISUAL")
-        .or_else(|_| std::env::var("EDITOR"))
-        .map_err(|_| anyhow::anyhow!("set $EDITOR, or pass --title, --text or --cite"))?;
+    let editor = sift_engine::env::get("VISUAL")
+        .or_else(|| sift_engine::env::get("EDITOR"))
+        .ok_or_else(|| anyhow::anyhow!("set $EDITOR, or pass --title, --text or --cite"))?;
     let path = memory.path(slug);
     let before = std::fs::read_to_string(&path)?;
     let status = std::process::Command::new("sh")

@@ -142,8 +142,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 /// Logs go to stderr, or to `log_file` (stdout belongs to results and to the protocol).
 /// `SIFT_LOG` takes a tracing filter; the default shows warnings.
 fn init_tracing(log_file: Option<&Path>) -> Result<()> {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("SIFT_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn"));
+    let filter = sift_engine::env::get("SIFT_LOG")
+        .and_then(|f| tracing_subscriber::EnvFilter::try_new(f).ok())
+        .unwrap_or_else(|| tracing_subscriber::EnvFilter::new("warn"));
     let builder = tracing_subscriber::fmt().with_env_filter(filter).with_ansi(log_file.is_none());
     match log_file {
         Some(path) => {

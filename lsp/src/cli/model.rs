@@ -188,7 +188,7 @@ fn language_model_info(repo: &RepoArgs) -> bool {
             println!("  base_url: {} {}", config.base_url.value, from(&config.base_url.source));
             match &config.api_key_env.value {
                 Some(var) => {
-                    let set = std::env::var_os(var).is_some_and(|v| !v.is_empty());
+                    let set = sift_engine::env::named(var).is_some_and(|v| !v.is_empty());
                     let state = if set { "set" } else { "not set" };
                     println!("  api key: ${var} ({state}) {}", from(&config.api_key_env.source));
                 }

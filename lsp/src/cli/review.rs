@@ -159,7 +159,8 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     });
     let out = match args.format {
         Format::Text => {
-            let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+            let color =
+                std::io::stdout().is_terminal() && sift_engine::env::get_os("NO_COLOR").is_none();
             let mut text = report::to_text(items, total, suppressed, color);
             if let Some(explanation) = &explanation {
                 text.push_str(&report::explain_text(explanation));

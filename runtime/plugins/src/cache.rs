@@ -37,15 +37,7 @@ impl Cache {
 
     /// The user's cache folder for plugins, when the environment names one.
     pub fn user_dir() -> Option<PathBuf> {
-        let base = std::env::var_os("XDG_CACHE_HOME")
-            .map(PathBuf::from)
-            .filter(|p| p.is_absolute())
-            .or_else(|| {
-                std::env::var_os("HOME")
-                    .map(PathBuf::from)
-                    .filter(|p| p.is_absolute())
-                    .map(|h| h.join(".cache"))
-            })?;
+        let base = sift_env::xdg_dir("XDG_CACHE_HOME", ".cache")?;
         Some(base.join("sift").join("plugins"))
     }
 

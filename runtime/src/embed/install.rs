@@ -181,7 +181,7 @@ fn prepare_query_form_in(dir: &Path, say: &dyn Fn(&str)) {
 }
 
 pub(crate) fn python() -> String {
-    std::env::var("SIFT_PYTHON").unwrap_or_else(|_| "python3".into())
+    sift_env::get("SIFT_PYTHON").unwrap_or_else(|| "python3".into())
 }
 
 pub(crate) fn unzip(archive: &Path, dest: &Path) -> Result<(), ModelError> {

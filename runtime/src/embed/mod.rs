@@ -204,13 +204,13 @@ pub fn configured_info(config: &EmbedConfig) -> Result<ModelInfo, ModelError> {
 /// sift's own data directory: `$SIFT_HOME`, else `$XDG_DATA_HOME/sift`, else
 /// `~/.local/share/sift`.
 pub fn sift_home() -> PathBuf {
-    if let Some(home) = std::env::var_os("SIFT_HOME").filter(|h| !h.is_empty()) {
+    if let Some(home) = sift_env::get_os("SIFT_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(home);
     }
-    if let Some(data) = std::env::var_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
+    if let Some(data) = sift_env::get_os("XDG_DATA_HOME").filter(|h| !h.is_empty()) {
         return PathBuf::from(data).join("sift");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
+    let home = sift_env::get_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("."));
     home.join(".local/share/sift")
 }
 
@@ -280,10 +280,10 @@ fn find_lib(dir: &Path) -> Option<PathBuf> {
 /// environment's, the user's and the system's.
 fn python_package_dirs() -> Vec<PathBuf> {
     let mut roots: Vec<PathBuf> = Vec::new();
-    if let Some(venv) = std::env::var_os("VIRTUAL_ENV") {
+    if let Some(venv) = sift_env::get_os("VIRTUAL_ENV") {
         roots.push(PathBuf::from(venv).join("lib"));
     }
-    if let Some(home) = std::env::var_os("HOME") {
+    if let Some(home) = sift_env::get_os("HOME") {
         roots.push(PathBuf::from(home).join(".local/lib"));
     }
     roots.extend(["/usr/local/lib", "/usr/lib"].map(PathBuf::from));

@@ -113,7 +113,7 @@ impl Default for ModelConfig {
 /// The process environment, as a lookup function (for [`open_with_env`] and the configuration
 /// loader).
 pub fn process_env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+    sift_env::named(name)
 }
 
 /// The `[model]` table of a configuration file's text (`path` names it in messages); `None`

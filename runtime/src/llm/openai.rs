@@ -158,7 +158,7 @@ impl OpenAiModel {
         let key = config
             .api_key_env
             .as_deref()
-            .and_then(|var| std::env::var(var).ok())
+            .and_then(sift_env::named)
             .filter(|k| !k.is_empty())
             .map(ApiKey);
         Self::new(config, key)

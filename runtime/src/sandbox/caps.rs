@@ -103,7 +103,7 @@ fn probe() -> Capabilities {
 
 /// A program on PATH.
 pub(super) fn find_program(name: &str) -> Option<PathBuf> {
-    let path = std::env::var_os("PATH")?;
+    let path = sift_env::get_os("PATH")?;
     std::env::split_paths(&path).map(|d| d.join(name)).find(|p| p.is_file())
 }
 

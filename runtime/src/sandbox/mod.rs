@@ -193,7 +193,7 @@ impl Policy {
                 source: std::io::Error::new(std::io::ErrorKind::NotADirectory, "not a folder"),
             });
         }
-        let home = std::env::var_os("HOME")
+        let home = sift_env::get_os("HOME")
             .map(PathBuf::from)
             .filter(|h| h.is_absolute())
             .map(|h| h.canonicalize().unwrap_or(h));

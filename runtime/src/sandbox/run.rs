@@ -209,10 +209,8 @@ fn execute(
     }
 
     // The environment: a few variables, never the caller's secrets.
-    let mut env: Vec<(String, String)> = PASSED_ENV
-        .iter()
-        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
-        .collect();
+    let mut env: Vec<(String, String)> =
+        PASSED_ENV.iter().filter_map(|k| sift_env::get(k).map(|v| ((*k).to_owned(), v))).collect();
     if !env.iter().any(|(k, _)| k == "PATH") {
         env.push(("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()));
     }
@@ -548,7 +546,7 @@ fn toolchain_dirs(home: Option<&Path>) -> Vec<(&'static str, PathBuf)> {
         ("NVM_DIR", ".nvm"),
     ] {
         let dir =
-            std::env::var_os(var).map(PathBuf::from).or_else(|| home.map(|h| h.join(default)));
+            sift_env::get_os(var).map(PathBuf::from).or_else(|| home.map(|h| h.join(default)));
         if let Some(dir) = dir.and_then(|d| d.canonicalize().ok()).filter(|d| d.is_dir()) {
             dirs.push((var, dir));
         }
