@@ -800,8 +800,12 @@ async fn dismissals_and_silences_outlive_the_server() {
     let feedback = std::fs::read_to_string(root.join(".sift/feedback/dismissed.jsonl")).unwrap();
     assert!(feedback.contains(&format!("\"fingerprint\":\"{id}\"")), "{feedback}");
     assert!(feedback.contains("\"path\":\"app/a.py\"") && feedback.contains("a is a sentinel"));
-    let config = std::fs::read_to_string(root.join(".sift/review.toml")).unwrap();
-    assert!(config.contains("\"/app/b.py\" = [\"python/is-literal\"]"), "{config}");
+    let config = std::fs::read_to_string(root.join(".sift/config.toml")).unwrap();
+    assert!(
+        config.contains("[review.rules.per_path_disable]\n\"/app/b.py\" = [\"python/is-literal\"]"),
+        "{config}"
+    );
+    assert!(!root.join(".sift/review.toml").exists(), "the deprecated file is not created");
 
     // Reviewed again: neither comes back.
     let answer = client.request("workspace/executeCommand", review.clone()).await;
@@ -811,7 +815,7 @@ async fn dismissals_and_silences_outlive_the_server() {
     assert_eq!(answer["result"]["suppressed_by"], json!({"dismissals": 1, "config": 1}));
     let message = answer["result"]["message"].as_str().unwrap();
     assert!(
-        message.contains("1 dismissed earlier and 1 silenced by .sift/review.toml"),
+        message.contains("1 dismissed earlier and 1 silenced by the review rules"),
         "{message}"
     );
     client.shutdown().await;

@@ -586,9 +586,12 @@ fn a_base_review_reads_rules_and_their_errors_from_the_base_revision() {
     git(root, &["checkout", "-q", "-b", "next"]);
     let out = review(root, &["--base", &broken]);
     assert_eq!(out.status.code(), Some(1));
-    let err = stderr(&out);
-    assert!(err.starts_with(&format!("error: {}:.sift/review.toml:1: ", &broken[..12])), "{err}");
-    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    let all = stderr(&out);
+    // The old file's deprecation note, then the error in one line.
+    let (note, err) = all.split_once('\n').unwrap();
+    assert!(note.contains(".sift/review.toml: this file is deprecated"), "{all}");
+    assert!(err.starts_with(&format!("error: {}:.sift/review.toml:1: ", &broken[..12])), "{all}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{all}");
 }
 
 #[test]
@@ -785,4 +788,84 @@ fn a_branch_cannot_redirect_or_turn_off_the_model_reviewer() {
     // The working tree's review uses it (and says the endpoint failed).
     let out = run(&["--format", "json"]);
     assert!(!stderr(&out).contains("model review skipped"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_review_rules_are_a_section_of_the_configuration_and_the_old_file_still_works() {
+    let dir = repo();
+    let root = dir.path();
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}{ADDED_ERROR}"));
+    // `[review]` of .sift/config.toml: the old file's tables, one level down.
+    write(
+        root,
+        ".sift/config.toml",
+        "[review]\non_save = false\nmax_findings = 5\n\n[review.rules]\ndisable = [\"python/is-literal\"]\n",
+    );
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)], "{}", stderr(&out));
+    assert!(!stderr(&out).contains("deprecated"), "{}", stderr(&out));
+    // The layered configuration knows those keys: nothing is listed as ignored.
+    let shown = sift().args(["config", "show", "--json", "--path"]).arg(root).output().unwrap();
+    assert_eq!(json(&shown)["ignored"], serde_json::json!([]), "{}", stdout(&shown));
+    // --explain names the file and the key that left the finding out.
+    let text = stdout(&review(root, &["--explain"]));
+    assert!(text.contains("rules.disable = \"python/is-literal\" in .sift/config.toml"), "{text}");
+    // A bad value names the file, the table and the key.
+    write(root, ".sift/config.toml", "[review.rules]\ndisabel = []\n");
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(".sift/config.toml [review]") && stderr(&out).contains("disabel")
+    );
+
+    // The old file is read while [review] sets no rule, with a note saying where to move it.
+    write(root, ".sift/config.toml", "[review]\non_save = false\n");
+    write(root, ".sift/review.toml", "[rules]\ndisable = [\"python/mutable-default-arg\"]\n");
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(found(&out), vec![is_literal("app.py", 11)]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(".sift/review.toml: this file is deprecated")
+            && err.contains("[review.rules]"),
+        "{err}"
+    );
+    // Both: the configuration's section wins, and the old file is said to be unread.
+    write(root, ".sift/config.toml", "[review.rules]\ndisable = [\"python/is-literal\"]\n");
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)]);
+    assert!(stderr(&out).contains(".sift/review.toml is not read"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_branch_cannot_change_its_review_through_the_configuration_section() {
+    let dir = repo();
+    let root = dir.path();
+    let base = git(root, &["rev-parse", "HEAD"]).trim().to_string();
+    git(root, &["checkout", "-q", "-b", "feature"]);
+    write(root, "app.py", format!("{BASE}{ADDED_WARNING}"));
+    // An index setting is the change's business; a review rule is not.
+    write(root, ".sift/config.toml", "[index]\nmax_file_size = \"2 MiB\"\n");
+    commit_all(root, "index setting");
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(found(&out), vec![mutable_default("app.py", 6)], "{}", stdout(&out));
+    write(
+        root,
+        ".sift/config.toml",
+        "[index]\nmax_file_size = \"2 MiB\"\n\n[review.rules]\ndisable = [\"python/mutable-default-arg\"]\n",
+    );
+    commit_all(root, "and a quieter review");
+    let out = review(root, &["--base", &base, "--format", "json"]);
+    assert_eq!(
+        found(&out),
+        vec![
+            (".sift/config.toml".to_string(), 4, "sift/review-config-changed".to_string()),
+            mutable_default("app.py", 6),
+        ],
+        "{}",
+        stdout(&out)
+    );
+    let message = json(&out)["findings"][0]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("`[review]` in `.sift/config.toml`"), "{message}");
+    // The working tree's own review applies it.
+    assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
 }

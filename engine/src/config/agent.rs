@@ -12,6 +12,7 @@ pub const SECTION: Section = Section {
     name: "agent",
     doc: "The coding agent: the checkers its check tool runs and the default budget of a run.",
     strict: true,
+    elsewhere: &[],
     refused: &[],
     keys: &[
         Key {

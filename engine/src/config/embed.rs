@@ -10,6 +10,7 @@ pub const SECTION: Section = Section {
     name: "embed",
     doc: "The embedding model that semantic and hybrid search use.",
     strict: true,
+    elsewhere: &[],
     refused: &[],
     keys: &[
         Key {

@@ -15,6 +15,7 @@ pub const SECTION: Section = Section {
     name: "index",
     doc: "Which files are indexed and how an update runs.",
     strict: true,
+    elsewhere: &[],
     refused: &[],
     keys: &[
         Key {

@@ -29,7 +29,7 @@ mod agent;
 mod embed;
 mod index;
 mod model;
-mod review;
+pub mod review;
 mod sandbox;
 pub mod schema;
 pub mod spec;
@@ -445,6 +445,17 @@ impl Config {
                 return;
             }
             Some(ki) => ki,
+            // The review's rules: read by the review from the repository's file only.
+            None if section.elsewhere.contains(&key) => {
+                if !matches!(source, Source::Repo(_)) {
+                    self.ignored.push(Ignored {
+                        origin: source.clone(),
+                        table: section.name.to_owned(),
+                        key: Some(key.to_owned()),
+                    });
+                }
+                return;
+            }
             None if section.strict => {
                 self.invalid
                     .push(bad(format!("unknown key (known: {})", section.file_key_names())));

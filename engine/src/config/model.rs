@@ -11,6 +11,7 @@ pub const SECTION: Section = Section {
     name: "model",
     doc: "The language model that the model reviewer and chat use: the local ONNX model or an OpenAI-compatible endpoint.",
     strict: true,
+    elsewhere: &[],
     refused: &[(
         "api_key",
         "sift never reads an API key from configuration: put the key in an environment variable and set api_key_env to that variable's name",

@@ -1,15 +1,22 @@
-//! `[review]` of the configuration file: what the language server reviews on its own. (The
-//! review's rules live in `.sift/review.toml`, read by `sift_runtime::rules`.)
+//! `[review]` of the configuration file: what the language server reviews on its own. The same
+//! table of the repository's `.sift/config.toml` holds the review's rules (`max_findings`,
+//! `[review.rules]`, `[review.paths]`, `[[review.plugins]]`), which the review reads itself
+//! (its `settings.rs`), from the base revision in a `--base` review.
 
 use super::spec::{Default, Key, Kind, Section};
 use super::{Config, Invalid};
+
+/// The keys of `[review]` that are the review's rules, read by the review itself from the
+/// repository's `.sift/config.toml` (the format of the old `.sift/review.toml`, one level down).
+pub const RULE_KEYS: [&str; 4] = sift_runtime::rules::config::REVIEW_KEYS;
 
 /// The `[review]` section's keys. Keys it does not know are ignored (and listed by `sift
 /// config show`), as they always were.
 pub const SECTION: Section = Section {
     name: "review",
-    doc: "What the language server reviews on its own (the rules are in .sift/review.toml).",
+    doc: "What the language server reviews on its own; the review's rules are [review.rules], [review.paths], [[review.plugins]] and max_findings of the repository's file (docs/review.md).",
     strict: false,
+    elsewhere: &RULE_KEYS,
     refused: &[],
     keys: &[Key {
         name: "on_save",

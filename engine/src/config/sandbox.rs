@@ -19,6 +19,7 @@ pub const SECTION: Section = Section {
     name: "sandbox",
     doc: "The agent's walls: what commands may reach, which files are secrets, the limits.",
     strict: true,
+    elsewhere: &[],
     refused: &[],
     keys: &[
         Key {

@@ -19,6 +19,10 @@ pub struct Section {
     /// Keys refused with a reason of their own, whatever their value (`[model] api_key`: a
     /// secret is never configuration).
     pub refused: &'static [(&'static str, &'static str)],
+    /// Keys of the table that another part of sift reads from the repository's own file, with
+    /// their own format (`[review]`'s rules: see the review's `settings.rs`): accepted there,
+    /// listed as ignored in the other layers, and not in the schema.
+    pub elsewhere: &'static [&'static str],
     /// Its keys.
     pub keys: &'static [Key],
 }

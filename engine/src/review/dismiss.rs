@@ -4,17 +4,18 @@
 //! dismissal means the same whoever made it.
 //!
 //! Dismissals are appended to `.sift/feedback/dismissed.jsonl` (the rules engine's log, see
-//! `sift_runtime::rules::feedback`); a silence is an entry of `[rules.per_path_disable]` in
-//! `.sift/review.toml`.
+//! `sift_runtime::rules::feedback`); a silence is an entry of `[review.rules.per_path_disable]`
+//! in `.sift/config.toml` (of `[rules.per_path_disable]` in the old `.sift/review.toml` while
+//! that file holds the rules, so they stay in one place).
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use sift_runtime::rules::config::silence_rule_in;
+use sift_runtime::rules::config::{silence_rule_in, silence_rule_under};
 use sift_runtime::rules::feedback::{self, Dismissal, Feedback, Record};
 
 use super::Result;
-use super::settings::REVIEW_CONFIG;
+use super::settings::{MODEL_CONFIG, REVIEW_CONFIG, rules_config_in};
 
 /// The dismissals of the repository at `root` (its working tree's file).
 pub fn dismissed(root: &Path) -> Result<Feedback> {
@@ -57,10 +58,17 @@ pub fn forget(root: &Path, fingerprint: &str) -> Result<bool> {
     Ok(true)
 }
 
-/// Turns `rule` off for the file `path` in the repository's `.sift/review.toml`; `false` when
-/// it was off there already.
-pub fn silence(root: &Path, path: &str, rule: &str) -> Result<bool> {
-    Ok(silence_rule_in(&root.join(REVIEW_CONFIG), path, rule)?)
+/// Turns `rule` off for the file `path` in the file that holds the repository's review rules
+/// (see the module documentation), and returns that file; `None` when it was off there
+/// already.
+pub fn silence(root: &Path, path: &str, rule: &str) -> Result<Option<&'static str>> {
+    let (_, file) = rules_config_in(root)?;
+    let changed = if file == REVIEW_CONFIG {
+        silence_rule_in(&root.join(REVIEW_CONFIG), path, rule)?
+    } else {
+        silence_rule_under(&root.join(MODEL_CONFIG), &["review"], path, rule)?
+    };
+    Ok(changed.then_some(file))
 }
 
 #[cfg(test)]
@@ -82,11 +90,34 @@ mod tests {
     }
 
     #[test]
-    fn a_silence_goes_to_review_toml_once() {
+    fn a_silence_goes_to_the_configuration_once() {
         let dir = tempfile::tempdir().unwrap();
-        assert!(silence(dir.path(), "src/a.py", "python/x").unwrap());
-        assert!(!silence(dir.path(), "src/a.py", "python/x").unwrap());
-        let text = std::fs::read_to_string(dir.path().join(".sift/review.toml")).unwrap();
+        let config = dir.path().join(".sift/config.toml");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        std::fs::write(&config, "[index]\nmax_file_size = \"2 MiB\"\n").unwrap();
+        assert_eq!(silence(dir.path(), "src/a.py", "python/x").unwrap(), Some(MODEL_CONFIG));
+        assert_eq!(silence(dir.path(), "src/a.py", "python/x").unwrap(), None);
+        let text = std::fs::read_to_string(&config).unwrap();
+        assert!(text.starts_with("[index]\nmax_file_size"), "the rest is kept: {text}");
+        assert!(
+            text.contains("[review.rules.per_path_disable]\n\"/src/a.py\" = [\"python/x\"]"),
+            "{text}"
+        );
+        let (rules, from) = rules_config_in(dir.path()).unwrap();
+        assert_eq!(from, MODEL_CONFIG);
+        assert_eq!(rules.rules.per_path_disable["/src/a.py"], ["python/x"]);
+        assert!(!dir.path().join(REVIEW_CONFIG).exists());
+    }
+
+    #[test]
+    fn a_silence_goes_to_the_old_file_while_it_holds_the_rules() {
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join(REVIEW_CONFIG);
+        std::fs::create_dir_all(old.parent().unwrap()).unwrap();
+        std::fs::write(&old, "[rules]\ndisable = [\"python/y\"]\n").unwrap();
+        assert_eq!(silence(dir.path(), "src/a.py", "python/x").unwrap(), Some(REVIEW_CONFIG));
+        let text = std::fs::read_to_string(&old).unwrap();
         assert!(text.contains("python/x") && text.contains("src/a.py"), "{text}");
+        assert!(!dir.path().join(MODEL_CONFIG).exists());
     }
 }

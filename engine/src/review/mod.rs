@@ -12,7 +12,7 @@
 //!   they are read: the working tree, or for a `--base` review the base revision (a change
 //!   cannot configure its own review; its edits to them are reported instead).
 //!
-//! The rule engine itself (rules, `.sift/review.toml`, findings, the output formats) is
+//! The rule engine itself (rules, their configuration, findings, the output formats) is
 //! `sift_runtime::rules`; this module feeds it text and knows nothing of terminals or LSP.
 
 use std::collections::BTreeMap;
@@ -45,7 +45,7 @@ pub use settings::{CONFIG_CHANGED_RULE, Origin, Settings};
 use git::Contents;
 
 /// How many findings a review reports when neither the request nor `max_findings` in
-/// `.sift/review.toml` says.
+/// the review rules (`[review]` of `.sift/config.toml`) say.
 pub const DEFAULT_MAX_FINDINGS: usize = 100;
 
 /// Which change a review looks at.
@@ -108,7 +108,7 @@ pub fn changed_lines(old: Option<&str>, new: &str, around_deletions: bool) -> Li
 pub struct Request<'a> {
     /// The change.
     pub change: Change<'a>,
-    /// Report at most this many findings (default: `max_findings` in `.sift/review.toml`, else
+    /// Report at most this many findings (default: `[review] max_findings` of `.sift/config.toml`, else
     /// [`DEFAULT_MAX_FINDINGS`]).
     pub max_findings: Option<usize>,
     /// Only these files (absolute, or relative to the repository root); all when `None`.
@@ -130,7 +130,7 @@ pub struct Reviewed {
     /// Findings before the cap (dismissed ones not counted).
     pub total: usize,
     /// Findings left out, and why: dismissed in `.sift/feedback/`, or silenced by
-    /// `.sift/review.toml` (a disabled rule, a path left out…).
+    /// the review rules (a disabled rule, a path left out…).
     pub suppressed: Vec<Suppressed>,
     /// Findings reported at a severity `[rules.severity]` set.
     pub rerated: Vec<Rerated>,
@@ -162,7 +162,7 @@ pub fn repository_root(given: &Path) -> Result<PathBuf> {
 }
 
 /// Reviews a change of the repository containing `given` (see the module doc). Findings
-/// dismissed in `.sift/feedback/` or silenced by `.sift/review.toml` are left out, each with its
+/// dismissed in `.sift/feedback/` or silenced by the review rules are left out, each with its
 /// reason ([`Reviewed::suppressed`]).
 pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
     let Request { change, max_findings, only, keep_dismissed, model } = *request;
@@ -228,7 +228,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
 
     let Checked { mut findings, mut suppressed, mut sources } =
         check_changes(&root, &changes, contents, &all, &pack, &settings)?;
-    let plugin_sources = plugins::sources(&root, config, &settings.origin)?;
+    let plugin_sources = plugins::sources(&root, config, settings.config_file, &settings.origin)?;
     let old = |path: &str| -> Option<String> {
         match (change, &against) {
             (Change::Texts(files), _) => files.iter().find(|f| f.path == path)?.old.clone(),
@@ -237,7 +237,7 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
         }
     };
     let ran = plugins::run(&root, &plugin_sources, &changes, contents, &settings.origin, &old);
-    let from = settings.origin.provenance(settings::REVIEW_CONFIG);
+    let from = settings.origin.provenance(settings.config_file);
     for (finding, source) in ran.findings {
         match config.silencing(&finding.rule, Some(finding.confidence), &finding.path) {
             Some(silence) => suppressed
@@ -353,7 +353,7 @@ fn check_changes(
     let fixes = (pack.history_enabled() && !changes.is_empty())
         .then(|| history_cache::fix_history(root))
         .flatten();
-    let from = settings.origin.provenance(settings::REVIEW_CONFIG);
+    let from = settings.origin.provenance(settings.config_file);
     let mut checked =
         Checked { findings: Vec::new(), suppressed: Vec::new(), sources: BTreeMap::new() };
     for (path, filter) in changes {
@@ -400,7 +400,7 @@ fn rerated(items: &[ReportItem], all: &RulePack, settings: &Settings) -> Vec<Rer
                 finding: f.clone(),
                 default,
                 pattern: pattern.to_string(),
-                from: settings.origin.provenance(settings::REVIEW_CONFIG),
+                from: settings.origin.provenance(settings.config_file),
             })
         })
         .collect()

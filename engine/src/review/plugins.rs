@@ -1,7 +1,7 @@
 //! The review's WebAssembly plugins (`sift_plugins`): which run, and their findings in the
 //! review's shape.
 //!
-//! Which: every `.sift/plugins/*.wasm`, and every `[[plugins]]` entry of `.sift/review.toml`
+//! Which: every `.sift/plugins/*.wasm`, and every `[[review.plugins]]` entry of `.sift/config.toml`
 //! (an entry for a file in `.sift/plugins/` sets its grants and limits; `enabled = false` turns
 //! it off). Without an entry a plugin gets the `log` grant only. Where: the working tree, or for
 //! a `--base` review the base revision, components and entries alike (a pull request cannot
@@ -82,10 +82,15 @@ pub fn engine() -> std::result::Result<&'static PluginEngine, PluginError> {
         .map_err(|reason| PluginError::Load { name: "(engine)".into(), reason: reason.clone() })
 }
 
-/// The plugins of the repository at `root`, as `config` (read from `origin`) lists them and
-/// `origin`'s `.sift/plugins/` holds them.
-pub fn sources(root: &Path, config: &ReviewConfig, origin: &Origin) -> Result<Vec<PluginSource>> {
-    let config_from = origin.provenance(super::settings::REVIEW_CONFIG).to_string();
+/// The plugins of the repository at `root`, as `config` (read from `config_file` of `origin`)
+/// lists them and `origin`'s `.sift/plugins/` holds them.
+pub fn sources(
+    root: &Path,
+    config: &ReviewConfig,
+    config_file: &str,
+    origin: &Origin,
+) -> Result<Vec<PluginSource>> {
+    let config_from = origin.provenance(config_file).to_string();
     let mut entries: BTreeMap<String, PluginEntry> = BTreeMap::new();
     for path in found_files(root, origin)? {
         entries.insert(path.clone(), PluginEntry::discovered(path));
@@ -111,8 +116,8 @@ pub fn sources(root: &Path, config: &ReviewConfig, origin: &Origin) -> Result<Ve
 /// The plugins of the working tree at `root` (what a review of uncommitted work runs, and what
 /// the agent offers the tools of).
 pub fn working_tree_sources(root: &Path) -> Result<Vec<PluginSource>> {
-    let config = ReviewConfig::load(&root.join(super::settings::REVIEW_CONFIG))?;
-    sources(root, &config, &Origin::WorkingTree)
+    let (config, file) = super::settings::rules_config_in(root)?;
+    sources(root, &config, file, &Origin::WorkingTree)
 }
 
 fn short(commit: &str) -> &str {
@@ -383,7 +388,7 @@ pub fn list(given: &Path, base: Option<&str>) -> Result<Vec<Listed>> {
         }
         None => super::Settings::working_tree(&root)?,
     };
-    let sources = sources(&root, &settings.config, &settings.origin)?;
+    let sources = sources(&root, &settings.config, settings.config_file, &settings.origin)?;
     let engine = engine()?;
     Ok(sources
         .into_iter()

@@ -1,5 +1,7 @@
-//! What a review is told to do, and where that was read: the configuration
-//! (`.sift/review.toml`), the project rules (`.sift/rules/`), the remembered dismissals
+//! What a review is told to do, and where that was read: the rules' configuration (`[review]`
+//! of `.sift/config.toml`: `max_findings`, `[review.rules]`, `[review.paths]`,
+//! `[[review.plugins]]`; the old `.sift/review.toml` is still read, with a deprecation note,
+//! while that table sets none of them), the project rules (`.sift/rules/`), the remembered dismissals
 //! (`.sift/feedback/dismissed.jsonl`), the model reviewer's guidance (`.sift/REVIEW.md`) and the
 //! WebAssembly plugins (`.sift/plugins/`, with their `[[plugins]]` entries in the configuration).
 //!
@@ -15,10 +17,10 @@
 //! The other reviews (the working tree, the index, a given diff) and the editor read the working
 //! tree's files: there the person configuring is the person reviewed.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
 
-use sift_runtime::llm::config as llm_config;
 use sift_runtime::rules::feedback::Feedback;
 use sift_runtime::rules::finding::fingerprint;
 use sift_runtime::rules::suppression::{Provenance, short};
@@ -27,7 +29,8 @@ use sift_runtime::rules::{Finding, LineFilter, ReviewConfig, RulePack, Severity}
 use super::error::Result;
 use super::git::{self, git};
 
-/// The review configuration, relative to the repository root.
+/// The old review configuration, relative to the repository root: read while `[review]` of
+/// [`MODEL_CONFIG`] sets no rule, deprecated.
 pub const REVIEW_CONFIG: &str = ".sift/review.toml";
 /// The project rules' folder.
 pub const RULES_DIR: &str = ".sift/rules";
@@ -37,10 +40,13 @@ pub const DISMISSED: &str = ".sift/feedback/dismissed.jsonl";
 pub const GUIDANCE: &str = ".sift/REVIEW.md";
 /// The WebAssembly plugins' folder (see [`super::plugins`]).
 pub const PLUGINS_DIR: &str = super::plugins::PLUGINS_DIR;
-/// Everything a review reads about itself from the repository, besides `[model]`.
+/// Everything a review reads about itself from the repository, besides [`MODEL_CONFIG`].
 pub const SETTINGS_PATHS: [&str; 5] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE, PLUGINS_DIR];
-/// The repository's configuration file, whose `[model]` table picks the model reviewer's model.
+/// The repository's configuration file: its `[model]` table picks the model reviewer's model,
+/// its `[review]` table holds the rules' configuration.
 pub const MODEL_CONFIG: &str = ".sift/config.toml";
+/// The tables of [`MODEL_CONFIG`] that steer a review.
+const STEERING_TABLES: [&str; 2] = ["model", "review"];
 
 /// The rule id of the finding a `--base` review raises for a change to its own settings.
 pub const CONFIG_CHANGED_RULE: &str = "sift/review-config-changed";
@@ -88,8 +94,10 @@ impl fmt::Display for Origin {
 /// A review's settings.
 #[derive(Debug)]
 pub struct Settings {
-    /// `.sift/review.toml` (the default when there is none).
+    /// The rules' configuration (the default when no file sets one).
     pub config: ReviewConfig,
+    /// The file it was read from: [`MODEL_CONFIG`], or the old [`REVIEW_CONFIG`].
+    pub config_file: &'static str,
     /// The project rules of `.sift/rules/`, not configured yet.
     pub rules: RulePack,
     /// The dismissals in force.
@@ -103,8 +111,10 @@ pub struct Settings {
 impl Settings {
     /// The working tree's settings.
     pub(crate) fn working_tree(root: &Path) -> Result<Settings> {
+        let (config, config_file) = rules_config_in(root)?;
         Ok(Settings {
-            config: ReviewConfig::load(&root.join(REVIEW_CONFIG))?,
+            config,
+            config_file,
             rules: RulePack::load_dir(&root.join(RULES_DIR))?,
             dismissed: Feedback::load(&root.join(DISMISSED))?,
             guidance: std::fs::read_to_string(root.join(GUIDANCE)).ok(),
@@ -117,6 +127,7 @@ impl Settings {
     pub(crate) fn at_commit(root: &Path, commit: &str, rev: &str) -> Result<Settings> {
         let mut args = vec!["ls-tree", "-r", "-z", "--name-only", commit, "--"];
         args.extend(SETTINGS_PATHS);
+        args.push(MODEL_CONFIG);
         let files = git::nul_separated(&git(root, &args)?);
         let read = |path: &str| -> Result<String> {
             let bytes = git(root, &["cat-file", "blob", &format!("{commit}:{path}")])?;
@@ -124,11 +135,10 @@ impl Settings {
         };
         let origin = |path: &str| format!("{}:{path}", short(commit));
         let has = |path: &str| files.iter().any(|f| f == path);
-        let config = if has(REVIEW_CONFIG) {
-            ReviewConfig::from_toml(&origin(REVIEW_CONFIG), &read(REVIEW_CONFIG)?)?
-        } else {
-            ReviewConfig::default()
+        let text = |path: &str| -> Result<Option<(String, String)>> {
+            Ok(if has(path) { Some((origin(path), read(path)?)) } else { None })
         };
+        let (config, config_file) = rules_config(text(MODEL_CONFIG)?, text(REVIEW_CONFIG)?)?;
         let mut rule_files: Vec<&String> = files
             .iter()
             .filter(|f| f.starts_with(&format!("{RULES_DIR}/")) && f.ends_with(".toml"))
@@ -150,6 +160,7 @@ impl Settings {
         let guidance = if has(GUIDANCE) { Some(read(GUIDANCE)?) } else { None };
         Ok(Settings {
             config,
+            config_file,
             rules: RulePack::from_texts(texts)?,
             dismissed,
             guidance,
@@ -157,6 +168,60 @@ impl Settings {
         })
     }
 }
+
+/// The rules' configuration of the working tree of `root`, and the file it came from.
+pub(crate) fn rules_config_in(root: &Path) -> Result<(ReviewConfig, &'static str)> {
+    let text = |rel: &str| -> Result<Option<(String, String)>> {
+        let path = root.join(rel);
+        match std::fs::read_to_string(&path) {
+            Ok(text) => Ok(Some((path.display().to_string(), text))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(sift_runtime::rules::ReviewError::Io { path, source }.into()),
+        }
+    };
+    rules_config(text(MODEL_CONFIG)?, text(REVIEW_CONFIG)?)
+}
+
+/// The rules' configuration from the texts (origin, text) of `.sift/config.toml` and of the old
+/// `.sift/review.toml`: `[review]` of the first when it sets a rule key, else the second (with
+/// a deprecation note), else the default.
+fn rules_config(
+    config: Option<(String, String)>,
+    legacy: Option<(String, String)>,
+) -> Result<(ReviewConfig, &'static str)> {
+    let keys = crate::config::review::RULE_KEYS;
+    if let Some((origin, text)) = &config {
+        // A file that does not parse is the configuration loader's error to report; here it
+        // sets no rule.
+        let table: Option<toml::Table> =
+            text.parse::<toml::Table>().ok().and_then(|mut t| match t.remove("review") {
+                Some(toml::Value::Table(review)) => Some(review),
+                _ => None,
+            });
+        if let Some(review) = table.filter(|r| keys.iter().any(|k| r.contains_key(*k))) {
+            if let Some((legacy_origin, _)) = &legacy {
+                tracing::warn!(
+                    "{legacy_origin} is not read: [review] of {origin} sets the review's rules; \
+                     delete it once its tables are moved there"
+                );
+            }
+            let config = ReviewConfig::from_table(&format!("{origin} [review]"), &review, &keys)?;
+            return Ok((config, MODEL_CONFIG));
+        }
+    }
+    match legacy {
+        Some((origin, text)) => {
+            tracing::warn!("{origin}: {DEPRECATED}");
+            Ok((ReviewConfig::from_toml(&origin, &text)?, REVIEW_CONFIG))
+        }
+        None => Ok((ReviewConfig::default(), MODEL_CONFIG)),
+    }
+}
+
+/// What a user of the old file is told.
+pub const DEPRECATED: &str = "this file is deprecated: move its tables under [review] of \
+.sift/config.toml (`[rules]` becomes `[review.rules]`, `[paths]` `[review.paths]`, `[[plugins]]` \
+`[[review.plugins]]`, `max_findings` a key of `[review]`) and delete it; it is read until then";
 
 /// What a change does to one of the review's settings files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -217,26 +282,25 @@ pub(crate) fn changes_to_settings(
             None => Vec::new(),
         };
         let (subject, line) = if path == MODEL_CONFIG {
-            // Only `[model]` steers the review; the index's settings are the change's business.
+            // Only `[model]` and the review's rules in `[review]` steer the review; the index's
+            // settings are the change's business.
             let before = file_at(root, from, MODEL_CONFIG)?;
-            let table = |text: Option<&str>| {
-                let name = Path::new(MODEL_CONFIG);
-                text.map_or(Ok(None), |t| llm_config::model_table(t, name)).map_err(|_| ())
-            };
-            let same = matches!(
-                (table(before.as_deref()), table(source.as_deref())),
-                (Ok(a), Ok(b)) if a == b
-            );
-            if same {
+            let (was, now) = (steering(before.as_deref()), steering(source.as_deref()));
+            let Some(table) = STEERING_TABLES.iter().find(|t| was.get(**t) != now.get(**t)) else {
                 continue;
-            }
-            // On the `[model]` table's first added line, or its header.
-            let header = lines.iter().position(|l| l.trim_start().starts_with("[model]"));
+            };
+            // On the table's first added line, or its header.
+            let header = lines.iter().position(|l| {
+                let l = l.trim_start();
+                l.starts_with(&format!("[{table}]"))
+                    || l.starts_with(&format!("[{table}."))
+                    || l.starts_with(&format!("[[{table}."))
+            });
             let line = match header {
                 Some(h) => added.iter().copied().find(|&n| n > h).unwrap_or(h + 1),
                 None => added.first().copied().unwrap_or(1),
             };
-            (format!("`[model]` in `{path}`"), line)
+            (format!("`[{table}]` in `{path}`"), line)
         } else {
             (format!("`{path}`"), added.first().copied().unwrap_or(1))
         };
@@ -244,6 +308,26 @@ pub(crate) fn changes_to_settings(
         found.push((finding, source));
     }
     Ok(found)
+}
+
+/// The tables of a `.sift/config.toml` text that steer a review: `[model]`, and the review's
+/// rules of `[review]` (not `on_save`, the editor's); a text that does not parse is one value.
+fn steering(text: Option<&str>) -> BTreeMap<&'static str, toml::Value> {
+    let Some(text) = text else { return BTreeMap::new() };
+    let Ok(mut table) = text.parse::<toml::Table>() else {
+        return STEERING_TABLES.iter().map(|t| (*t, toml::Value::String(text.into()))).collect();
+    };
+    let mut out = BTreeMap::new();
+    if let Some(model) = table.remove("model") {
+        out.insert("model", model);
+    }
+    if let Some(toml::Value::Table(mut review)) = table.remove("review") {
+        review.retain(|k, _| crate::config::review::RULE_KEYS.contains(&k));
+        if !review.is_empty() {
+            out.insert("review", toml::Value::Table(review));
+        }
+    }
+    out
 }
 
 /// The text of `path` as `commit` holds it; `None` when it has no such file.

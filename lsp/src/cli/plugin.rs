@@ -21,8 +21,8 @@ pub struct PluginArgs {
 
 #[derive(Debug, Subcommand)]
 enum PluginCommand {
-    /// The plugins a review runs (`.sift/plugins/*.wasm` and `[[plugins]]` in
-    /// `.sift/review.toml`), their grants and limits, and whether each loads.
+    /// The plugins a review runs (`.sift/plugins/*.wasm` and `[[review.plugins]]` in
+    /// `.sift/config.toml`), their grants and limits, and whether each loads.
     List {
         #[command(flatten)]
         repo: RepoArgs,
@@ -46,7 +46,7 @@ pub fn run(args: PluginArgs) -> Result<ExitCode> {
             let listed = plugins::list(&repo.root(), base.as_deref())?;
             let mut out = String::new();
             if listed.is_empty() {
-                out.push_str("no plugins (put components in .sift/plugins/, or list them in [[plugins]] of .sift/review.toml)\n");
+                out.push_str("no plugins (put components in .sift/plugins/, or list them in [[review.plugins]] of .sift/config.toml)\n");
             }
             let mut failed = false;
             for p in &listed {

@@ -39,8 +39,8 @@ pub struct ReviewArgs {
     /// Exit with status 1 when a finding is at least this severe.
     #[arg(long, value_enum, default_value_t = FailOn::Error, value_name = "LEVEL")]
     fail_on: FailOn,
-    /// Report at most N findings, the most important first [default: `max_findings` in
-    /// .sift/review.toml, else 100].
+    /// Report at most N findings, the most important first [default: `[review]
+    /// max_findings` of .sift/config.toml, else 100].
     #[arg(long, value_name = "N")]
     max_findings: Option<usize>,
     /// Also review with the language model of `[model]` (several passes per hunk; a finding
@@ -55,7 +55,7 @@ pub struct ReviewArgs {
     #[arg(long, value_name = "N", default_value_t = 3, value_parser = clap::value_parser!(u8).range(1..=9))]
     passes: u8,
     /// Also list every finding left out and why: which dismissal (fingerprint, reason) or which
-    /// setting of .sift/review.toml, in which file at which revision; and where the review's
+    /// setting of the review rules, in which file at which revision; and where the review's
     /// configuration was read.
     #[arg(long)]
     explain: bool,

@@ -11,7 +11,7 @@
 //!
 //! Persistence: dismissing a finding appends to the repository's
 //! `.sift/feedback/dismissed.jsonl`; silencing a rule in a file adds the file to
-//! `[rules.per_path_disable]` in `.sift/review.toml` (a team setting, reviewed like code).
+//! `[review.rules.per_path_disable]` in `.sift/config.toml` (a team setting, reviewed like code).
 
 use std::collections::{HashMap, HashSet};
 use std::panic::AssertUnwindSafe;
@@ -274,9 +274,9 @@ impl Reviews {
         match (dismissed, configured) {
             (0, 0) => {}
             (d, 0) => message.push_str(&format!("; {d} dismissed earlier, not shown")),
-            (0, c) => message.push_str(&format!("; {c} silenced by .sift/review.toml, not shown")),
+            (0, c) => message.push_str(&format!("; {c} silenced by the review rules, not shown")),
             (d, c) => message.push_str(&format!(
-                "; {d} dismissed earlier and {c} silenced by .sift/review.toml, not shown"
+                "; {d} dismissed earlier and {c} silenced by the review rules, not shown"
             )),
         }
         if !errors.is_empty() {
@@ -309,7 +309,8 @@ impl Reviews {
     }
 
     /// `sift.silence`: hides a rule's findings in one file now and, for a review finding's file,
-    /// turns the rule off for that file in the repository's `.sift/review.toml`.
+    /// turns the rule off for that file in the repository's review rules (`[review.rules]` of
+    /// `.sift/config.toml`).
     pub async fn silence(&self, uri: &Uri, rule: &str) -> Result<Value> {
         let origin = lock(&self.origins).get(uri).cloned();
         let mut remembered = false;

@@ -39,6 +39,10 @@ use super::error::{Result, ReviewError};
 use super::glob;
 use super::rule::Severity;
 
+/// The review's own keys of a file's table (those of `.sift/review.toml`, and of `[review]` in
+/// `.sift/config.toml`).
+pub const REVIEW_KEYS: [&str; 4] = ["max_findings", "rules", "paths", "plugins"];
+
 /// The parsed `.sift/review.toml`. The default reviews everything with the built-in settings.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -98,7 +102,32 @@ impl ReviewConfig {
             }
         })?;
         config.origin = origin.to_string();
-        if let Some(c) = config.rules.min_confidence
+        config.checked()
+    }
+
+    /// The review's tables inside another file's table (`[review]` of `.sift/config.toml`: the
+    /// same keys one level down, `keys` those of them that are the review's); `origin` names it
+    /// in errors (`.sift/config.toml [review]`).
+    pub fn from_table(origin: &str, table: &toml::Table, keys: &[&str]) -> Result<ReviewConfig> {
+        let own: toml::Table = table
+            .iter()
+            .filter(|(k, _)| keys.contains(&k.as_str()))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let mut config: ReviewConfig =
+            toml::Value::Table(own).try_into().map_err(|e: toml::de::Error| {
+                ReviewError::Config {
+                    origin: origin.to_string(),
+                    message: e.message().trim_end().to_string(),
+                }
+            })?;
+        config.origin = origin.to_string();
+        config.checked()
+    }
+
+    fn checked(self) -> Result<ReviewConfig> {
+        let origin = &self.origin;
+        if let Some(c) = self.rules.min_confidence
             && !(0.0..=1.0).contains(&c)
         {
             return Err(ReviewError::Config {
@@ -106,7 +135,7 @@ impl ReviewConfig {
                 message: format!("rules.min_confidence = {c} is outside 0..=1"),
             });
         }
-        Ok(config)
+        Ok(self)
     }
 
     /// Reads `path` (usually `<root>/.sift/review.toml`); a missing file is the default config.
@@ -299,13 +328,26 @@ impl ReviewConfig {
 /// of `[rules.per_path_disable]`, added to the file's text with its comments and layout kept
 /// (the file is created when missing). Returns whether the file changed.
 pub fn silence_rule_in(config_path: &Path, path: &str, rule: &str) -> Result<bool> {
+    silence_rule_under(config_path, &[], path, rule)
+}
+
+/// [`silence_rule_in`] for a file whose review tables sit under `table` (`["review"]` for
+/// `.sift/config.toml`: `[review.rules.per_path_disable]`).
+pub fn silence_rule_under(
+    config_path: &Path,
+    table: &[&str],
+    path: &str,
+    rule: &str,
+) -> Result<bool> {
     let text = match std::fs::read_to_string(config_path) {
         Ok(text) => text,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
         Err(source) => return Err(ReviewError::Io { path: config_path.to_path_buf(), source }),
     };
     let origin = config_path.display().to_string();
-    let Some(new) = with_rule_silenced(&origin, &text, path, rule)? else { return Ok(false) };
+    let Some(new) = with_rule_silenced_under(&origin, &text, table, path, rule)? else {
+        return Ok(false);
+    };
     if let Some(dir) = config_path.parent() {
         std::fs::create_dir_all(dir)
             .map_err(|source| ReviewError::Io { path: dir.to_path_buf(), source })?;
@@ -322,11 +364,34 @@ pub fn with_rule_silenced(
     path: &str,
     rule: &str,
 ) -> Result<Option<String>> {
+    with_rule_silenced_under(origin, text, &[], path, rule)
+}
+
+/// [`with_rule_silenced`] for review tables under `table` (see [`silence_rule_under`]).
+pub fn with_rule_silenced_under(
+    origin: &str,
+    text: &str,
+    table: &[&str],
+    path: &str,
+    rule: &str,
+) -> Result<Option<String>> {
     let bad = |message: String| ReviewError::Config { origin: origin.to_string(), message };
     let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e| bad(format!("{e}")))?;
     // Anchored: a pattern without `/` would match that name in every folder.
     let pattern = format!("/{}", path.trim_start_matches('/'));
-    let rules = doc
+    let mut outer = doc.as_table_mut() as &mut dyn toml_edit::TableLike;
+    for name in table {
+        outer = outer
+            .entry(name)
+            .or_insert_with(|| {
+                let mut t = toml_edit::Table::new();
+                t.set_implicit(true);
+                toml_edit::Item::Table(t)
+            })
+            .as_table_like_mut()
+            .ok_or_else(|| bad(format!("`{name}` is not a table")))?;
+    }
+    let rules = outer
         .entry("rules")
         .or_insert_with(|| {
             // Only `[rules.per_path_disable]` is written, not an empty `[rules]` above it.
@@ -355,7 +420,19 @@ pub fn with_rule_silenced(
     list.push(rule);
     let new = doc.to_string();
     // What we wrote must still be a valid configuration.
-    ReviewConfig::from_toml(origin, &new)?;
+    let mut parsed: toml::Table = new.parse().map_err(|e| bad(format!("{e}")))?;
+    for name in table {
+        parsed = match parsed.remove(*name) {
+            Some(toml::Value::Table(t)) => t,
+            _ => return Err(bad(format!("`{name}` is not a table"))),
+        };
+    }
+    let keys: Vec<&str> = if table.is_empty() {
+        parsed.keys().map(String::as_str).collect()
+    } else {
+        REVIEW_KEYS.to_vec()
+    };
+    ReviewConfig::from_table(origin, &parsed, &keys)?;
     Ok(Some(new))
 }
 

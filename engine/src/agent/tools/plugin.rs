@@ -3,7 +3,7 @@
 //! `plugin_<plugin>_<tool>`, and called under the plugin's limits and grants.
 //!
 //! Which plugins: the working tree's, as a review of uncommitted work finds them
-//! (`.sift/plugins/*.wasm` and `[[plugins]]` of `.sift/review.toml`, with their grants and
+//! (`.sift/plugins/*.wasm` and `[[review.plugins]]` of `.sift/config.toml`, with their grants and
 //! limits). Nothing the model says reaches that list, the grants or the limits. A plugin's reads
 //! go through the sandbox's [`Policy`] (`SandboxWorkspace`) and see the files on disk, not the
 //! agent's pending edits. A plugin that cannot be loaded, or whose tools cannot be listed, is
