@@ -21,7 +21,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::{DocSet, Searcher, TERMINATED, Term};
 
 use crate::error::{Error, Result};
-use crate::index::Fields;
+use crate::schema::Fields;
 
 /// BM25's term-frequency saturation, as tantivy's.
 const K1: f32 = 1.2;

@@ -14,203 +14,32 @@
 //!   watch.lock          held (shared) by processes that keep the index fresh
 //! ```
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
-use tantivy::schema::{
-    FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TextFieldIndexing, TextOptions,
-};
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy};
 
 use crate::chunk::Chunk;
 use crate::error::{Error, REBUILD_HINT, Result};
 use crate::manifest::{CommitPayload, Manifest};
-use crate::store::{Entry, Store, sync_dir, write_atomic};
+use crate::store::{Store, sync_dir, write_atomic};
 use crate::tokenizer::{CODE_TOKENIZER, CodeTokenizer};
 
 /// The index format this build reads and writes. Bump it whenever the schema, the tokenizer or
 /// the chunker changes what is stored: an older index is then rebuilt, with a notice.
 pub const FORMAT_VERSION: u32 = 4;
 
-const MARKER: &str = "sift-index.json";
-
-/// `.sift/index/`: the lexical index, known to be sift's by its format file.
-pub const INDEX: Entry = Entry::cache_dir("indexer", "index").marked_by(MARKER);
-/// `.sift/index.new-*/`: an index being created (see [`CodeIndex::open_or_create`]).
-pub const INDEX_STAGING: Entry = Entry::cache_dir("indexer", "index.new-*");
-/// `.sift/index.old-*/`: a discarded index being deleted.
-pub const INDEX_DISCARDED: Entry = Entry::cache_dir("indexer", "index.old-*");
-/// `.sift/watch.lock`: see [`Layout::watch`].
-pub const WATCH_LOCK: Entry = Entry::cache_file("indexer", "watch.lock");
-
-/// The indexer's entries in `.sift/`, for [`Store::open`].
-pub const STORE_ENTRIES: &[Entry] = &[
-    INDEX,
-    INDEX_STAGING,
-    INDEX_DISCARDED,
-    crate::vectors::VECTORS,
-    WATCH_LOCK,
-    crate::config::CONFIG,
-];
+use crate::layout::MARKER;
+pub use crate::layout::{
+    INDEX, INDEX_DISCARDED, INDEX_STAGING, Layout, STORE_ENTRIES, WATCH_LOCK, WatchGuard,
+};
+pub use crate::schema::Fields;
+use crate::schema::schema;
 
 #[derive(Serialize, Deserialize)]
 struct Marker {
     format: u32,
-}
-
-/// Paths of a repository's index in its [`Store`].
-#[derive(Debug, Clone)]
-pub struct Layout {
-    /// The repository root (absolute).
-    pub root: PathBuf,
-    /// `root/.sift`.
-    pub sift_dir: PathBuf,
-    /// `root/.sift/index`.
-    pub index_dir: PathBuf,
-}
-
-impl Layout {
-    /// The index's paths in `store`.
-    pub fn new(store: &Store) -> Layout {
-        Layout {
-            root: store.root().to_path_buf(),
-            sift_dir: store.dir().to_path_buf(),
-            index_dir: store.path(&INDEX),
-        }
-    }
-
-    /// `.sift/watch.lock`: held (shared) by every process that keeps the index fresh with a
-    /// file watcher.
-    pub fn watch_lock(&self) -> PathBuf {
-        self.sift_dir.join(WATCH_LOCK.name)
-    }
-
-    /// Whether a live process (`sift lsp`, `sift index --watch`) keeps this index fresh with a
-    /// file watcher. The lock is released by the operating system when such a process dies.
-    pub fn is_watched(&self) -> bool {
-        let Ok(file) = std::fs::File::open(self.watch_lock()) else { return false };
-        match file.try_lock() {
-            Ok(()) => {
-                let _ = file.unlock();
-                false
-            }
-            Err(std::fs::TryLockError::WouldBlock) => true,
-            Err(std::fs::TryLockError::Error(_)) => false,
-        }
-    }
-
-    /// Declares that this process keeps the index fresh until the guard is dropped.
-    pub fn watch(&self) -> Result<WatchGuard> {
-        let (path, file) = self.open_watch_lock()?;
-        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
-        Ok(WatchGuard { _file: file })
-    }
-
-    /// As [`Layout::watch`], but only when no other process keeps the index fresh already
-    /// (`None` then): for a watcher that a search leaves behind, of which one is enough.
-    pub fn watch_alone(&self) -> Result<Option<WatchGuard>> {
-        let (path, file) = self.open_watch_lock()?;
-        // A search's `is_watched` holds the lock for an instant: try a few times.
-        let mut tries = 0;
-        loop {
-            match file.try_lock() {
-                Ok(()) => break,
-                Err(std::fs::TryLockError::WouldBlock) if tries < 3 => tries += 1,
-                Err(std::fs::TryLockError::WouldBlock) => return Ok(None),
-                Err(std::fs::TryLockError::Error(e)) => return Err(Error::io("lock", &path, e)),
-            }
-            std::thread::sleep(std::time::Duration::from_millis(30));
-        }
-        // Shared from here, so that `sift lsp` can join; a search meanwhile sees it held.
-        file.lock_shared().map_err(|e| Error::io("lock", &path, e))?;
-        Ok(Some(WatchGuard { _file: file }))
-    }
-
-    /// Records that a search relied on a watcher (the lock file's modification time), which
-    /// keeps a watcher with an idle limit alive (see [`Layout::last_use`]). Best effort.
-    pub fn note_use(&self) {
-        let now = std::time::SystemTime::now();
-        if let Ok(file) = std::fs::OpenOptions::new().write(true).open(self.watch_lock()) {
-            let _ = file.set_modified(now);
-        }
-    }
-
-    /// When a search last relied on a watcher ([`Layout::note_use`]), if ever.
-    pub fn last_use(&self) -> Option<std::time::SystemTime> {
-        std::fs::metadata(self.watch_lock()).and_then(|m| m.modified()).ok()
-    }
-
-    fn open_watch_lock(&self) -> Result<(PathBuf, std::fs::File)> {
-        let path = self.watch_lock();
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| Error::io("create", &path, e))?;
-        Ok((path, file))
-    }
-}
-
-/// Held while a process watches the tree and keeps the index fresh (see [`Layout::watch`]).
-#[derive(Debug)]
-pub struct WatchGuard {
-    _file: std::fs::File,
-}
-
-/// The fields of the tantivy schema.
-#[derive(Debug, Clone, Copy)]
-pub struct Fields {
-    /// Relative path, untokenized: for deletes and exact filters. Stored.
-    pub path: Field,
-    /// Path split into words, for matching.
-    pub path_words: Field,
-    /// Language or text label. Stored.
-    pub lang: Field,
-    /// Chunk kind. Stored.
-    pub kind: Field,
-    /// Symbol name. Indexed with the code tokenizer and stored.
-    pub symbol: Field,
-    /// Enclosing symbol's name. Indexed and stored.
-    pub container: Field,
-    /// Enclosing symbol's kind. Stored.
-    pub container_kind: Field,
-    /// The chunk's text. Indexed and stored.
-    pub content: Field,
-    /// First line, 1-based. Stored.
-    pub start_line: Field,
-    /// Last line, 1-based, inclusive. Stored.
-    pub end_line: Field,
-    /// The chunk's key in the vector cache ([`crate::embed::chunk_key`] of its embedding
-    /// text). Fast field.
-    pub key: Field,
-}
-
-/// sift's tantivy schema and its fields.
-pub(crate) fn schema() -> (Schema, Fields) {
-    let mut b = Schema::builder();
-    let code = |stored: bool| {
-        let indexing = TextFieldIndexing::default()
-            .set_tokenizer(CODE_TOKENIZER)
-            .set_index_option(IndexRecordOption::WithFreqs);
-        let opts = TextOptions::default().set_indexing_options(indexing);
-        if stored { opts.set_stored() } else { opts }
-    };
-    let fields = Fields {
-        path: b.add_text_field("path", STRING | STORED),
-        path_words: b.add_text_field("path_words", code(false)),
-        lang: b.add_text_field("lang", STRING | STORED),
-        kind: b.add_text_field("kind", STRING | STORED),
-        symbol: b.add_text_field("symbol", code(true)),
-        container: b.add_text_field("container", code(true)),
-        container_kind: b.add_text_field("container_kind", STORED),
-        content: b.add_text_field("content", code(true)),
-        start_line: b.add_u64_field("start_line", STORED | INDEXED),
-        end_line: b.add_u64_field("end_line", STORED),
-        key: b.add_u64_field("key", FAST),
-    };
-    (b.build(), fields)
 }
 
 /// What [`CodeIndex::open_or_create`] had to do before the index could be used.
@@ -394,7 +223,7 @@ impl CodeIndex {
     pub fn definitions_of(&self, rel: &str, text: &str) -> Option<std::sync::Arc<Vec<Chunk>>> {
         let kept = self.definitions.lock().unwrap_or_else(|e| e.into_inner());
         let (hash, defs) = kept.get(rel)?;
-        (*hash == crate::update::content_hash(text.as_bytes())).then(|| defs.clone())
+        (*hash == crate::manifest::content_hash(text.as_bytes())).then(|| defs.clone())
     }
 
     pub(crate) fn remember_change(&self, change: Option<(String, String, Vec<String>)>) {

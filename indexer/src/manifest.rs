@@ -103,3 +103,17 @@ impl Manifest {
         }
     }
 }
+
+/// The content hash a file's record carries: the first 16 bytes of its BLAKE3 hash, in hex.
+pub(crate) fn content_hash(bytes: &[u8]) -> String {
+    hex16(blake3::hash(bytes).as_bytes())
+}
+
+fn hex16(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(32);
+    for b in &bytes[..16] {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

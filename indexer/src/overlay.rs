@@ -11,7 +11,8 @@ use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Searcher, TantivyDo
 use crate::chunk::Chunker;
 use crate::embed::{Embedder, embed_text};
 use crate::error::{Error, Result};
-use crate::index::{Fields, register_tokenizer, schema};
+use crate::index::register_tokenizer;
+use crate::schema::{Fields, schema};
 use crate::search::{Hit, SearchOptions, search_reader};
 use crate::update::{chunk_docs, lang_label};
 

@@ -18,9 +18,11 @@ use tantivy::{IndexWriter, TantivyDocument, Term};
 use crate::chunk::{Chunk, Chunker};
 use crate::config::IndexConfig;
 use crate::error::{Error, Result};
-use crate::index::{CodeIndex, Fields, MAX_KEPT_DEFINITIONS};
+use crate::index::{CodeIndex, MAX_KEPT_DEFINITIONS};
 use crate::lang::{Language, text_label};
+use crate::manifest::content_hash;
 use crate::manifest::{CommitPayload, FileRecord, Manifest, Skip};
+use crate::schema::Fields;
 use crate::walk::{FoundFile, walk, walk_paths};
 
 /// How to run an update.
@@ -335,7 +337,7 @@ impl CodeIndex {
         self.reload()?;
         if let Scope::Tree = scope {
             // What this walk saw, for the next search's quick check (crate::fresh).
-            let stamp = crate::fresh::stamp_of(
+            let stamp = crate::stamp::stamp_of(
                 &self.layout.root,
                 &walked,
                 &self.manifest()?,
@@ -613,18 +615,4 @@ fn chunk_docs_and_define(
 /// The language name or text label of a path.
 pub(crate) fn lang_label(path: &Path) -> &'static str {
     Language::from_path(path).map_or_else(|| text_label(path), Language::name)
-}
-
-/// The content hash a file's record carries: the first 16 bytes of its BLAKE3 hash, in hex.
-pub(crate) fn content_hash(bytes: &[u8]) -> String {
-    hex16(blake3::hash(bytes).as_bytes())
-}
-
-fn hex16(bytes: &[u8]) -> String {
-    use std::fmt::Write;
-    let mut out = String::with_capacity(32);
-    for b in &bytes[..16] {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }

@@ -21,11 +21,9 @@ use std::path::{Path, PathBuf};
 use tantivy::{DocAddress, Searcher};
 
 use crate::error::{Error, Result};
-use crate::index::Layout;
-use crate::store::Entry;
+use crate::layout::Layout;
 
-/// `.sift/vectors/`: one cache file per model.
-pub const VECTORS: Entry = Entry::cache_dir("indexer", "vectors");
+pub use crate::layout::VECTORS;
 
 const MAGIC: &[u8; 8] = b"SIFTVEC1";
 const CHECK_LEN: usize = 4;
