@@ -18,6 +18,12 @@ pub enum Error {
     /// The model failed to embed the query.
     #[error("embedding the query failed: {0}")]
     QueryEmbedding(String),
+    /// Semantic search was required where `[embed] enabled = false`.
+    #[error("embeddings are turned off (`[embed] enabled = false` in .sift/config.toml)")]
+    EmbeddingsOff,
+    /// The embedding model could not be loaded.
+    #[error(transparent)]
+    Model(#[from] sift_runtime::embed::ModelError),
     /// A review could not run.
     #[error(transparent)]
     Review(#[from] crate::review::Error),

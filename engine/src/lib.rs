@@ -4,6 +4,8 @@
 //! - [`workspace`]: one repository: its index, its unsaved buffers, its vectors and model.
 //! - [`live`]: a workspace being served (by `sift lsp` and `sift mcp` alike), kept fresh by its
 //!   update task and its [`watch`]er, with its memory notes rechecked after every update.
+//! - [`open`]: a workspace opened for one command: the index brought up to date, the
+//!   embeddings a search uses chosen (the upgrade's once complete), notices through a console.
 //! - [`search`]: the one search entry point ([`search::search`]): a query with a mode and
 //!   limits, over one or more workspaces, unsaved buffers merged inside it.
 //! - [`config`]: the one layered configuration (defaults, user file, repository file, editor
@@ -29,6 +31,7 @@ pub mod error;
 pub mod index;
 pub mod live;
 pub mod memory;
+pub mod open;
 pub mod review;
 pub mod search;
 pub mod store;

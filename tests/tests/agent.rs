@@ -258,6 +258,53 @@ fn the_language_server_streams_the_steps_and_applies_only_when_confirmed() {
     );
 }
 
+/// Best-of-N runs the same way from the terminal and the editor (one engine call): the attempts
+/// are ranked, the one that changed something first, and the ranking is recorded with the
+/// attempt the user took (the CLI's `--apply`), or none yet (the editor decides later).
+#[test]
+fn best_of_n_ranks_the_attempts_and_records_the_pick_from_either_front_end() {
+    let script = || {
+        FakeServer::start([
+            Reply::text(&["Nothing to change."]),
+            edit_call(),
+            Reply::text(&["Rewrote clamp."]),
+        ])
+        .unwrap()
+    };
+    let dir = repo();
+    let server = script();
+    let out = agent(dir.path(), &server, &["--n", "2", "--apply", "make clamp read better"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listing = stdout(&out);
+    let first = listing.find("=== #1 attempt 2:").unwrap_or_else(|| panic!("{listing}"));
+    let second = listing.find("=== #2 attempt 1:").unwrap_or_else(|| panic!("{listing}"));
+    assert!(first < second && listing.contains("(no change)"), "{listing}");
+    assert!(stderr(&out).contains("applied attempt 2: wrote util/clamp.py"), "{}", stderr(&out));
+    let now = std::fs::read_to_string(dir.path().join("repo/util/clamp.py")).unwrap();
+    assert!(now.contains("return min(hi, max(x, lo))"), "{now}");
+
+    std::fs::write(dir.path().join("repo/util/clamp.py"), CLAMP).unwrap();
+    let server = script();
+    let mut lsp = lsp_for(dir.path(), &server);
+    let response = lsp.request("sift/agent", json!({"task": "make clamp read better", "n": 2}));
+    let result = &response["result"];
+    assert_eq!(result["attempts"].as_array().map(Vec::len), Some(2), "{response}");
+    assert_eq!(result["attempts"][0]["index"], 1, "{response}");
+    assert_eq!(result["files"][0]["path"], "util/clamp.py", "{response}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("repo/util/clamp.py")).unwrap(), CLAMP);
+
+    let picks: Vec<Value> =
+        std::fs::read_to_string(dir.path().join("repo/.sift/agent/picks.jsonl"))
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    assert_eq!(picks.len(), 2, "{picks:?}");
+    assert_eq!((&picks[0]["ranked_first"], &picks[0]["picked"]), (&json!(1), &json!(1)));
+    assert_eq!((&picks[1]["ranked_first"], &picks[1]["picked"]), (&json!(1), &Value::Null));
+    assert!(picks.iter().all(|p| p["task"] == "make clamp read better"), "{picks:?}");
+}
+
 #[test]
 fn cancelling_sift_agent_stops_the_run_and_the_server_lives_on() {
     let dir = repo();

@@ -15,8 +15,8 @@ use sift_indexer::store::Store;
 use sift_indexer::store::jsonl::JsonlLog;
 use sift_runtime::llm::{Cancel, LanguageModel};
 
-use super::tools::review;
-use super::{Event, Options, Outcome, Session, Stop, Task, Transcript, checkers, run};
+use super::tools::{check, review};
+use super::{Event, Options, Outcome, Session, Stop, Task, Transcript, run};
 
 /// What could be checked about one attempt.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -81,7 +81,7 @@ pub fn run_best_of<'a>(
         };
         let outcome = run(&mut session, model, attempt_task, cancel, &mut |e| on_event(i, e));
         let checker_problems =
-            if outcome.changes.is_empty() { None } else { checkers::assess(&session, cancel).1 };
+            if outcome.changes.is_empty() { None } else { check::assess(&session, cancel).1 };
         let review_findings = review::assess(&session).1;
         let diff = outcome.changes.unified_diff();
         let score = Score {

@@ -35,6 +35,7 @@ pub mod approval;
 pub mod best;
 pub mod changes;
 pub mod checkers;
+pub mod launch;
 pub mod matcher;
 pub mod rules;
 pub mod setup;

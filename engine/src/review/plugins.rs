@@ -29,8 +29,7 @@ use super::error::Result;
 use super::git::{self, Contents, git};
 use super::settings::{Origin, file_at};
 
-/// The folder plugins are found in, relative to the repository root.
-pub const PLUGINS_DIR: &str = ".sift/plugins";
+pub use super::settings::PLUGINS_DIR;
 
 pub use crate::store::PLUGIN_ENTRIES as STORE_ENTRIES;
 

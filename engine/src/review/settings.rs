@@ -38,8 +38,8 @@ pub const RULES_DIR: &str = ".sift/rules";
 pub const DISMISSED: &str = ".sift/feedback/dismissed.jsonl";
 /// The model reviewer's guidance.
 pub const GUIDANCE: &str = ".sift/REVIEW.md";
-/// The WebAssembly plugins' folder (see [`super::plugins`]).
-pub const PLUGINS_DIR: &str = super::plugins::PLUGINS_DIR;
+/// The WebAssembly plugins' folder (discovered by the review's `plugins.rs`).
+pub const PLUGINS_DIR: &str = ".sift/plugins";
 /// Everything a review reads about itself from the repository, besides [`MODEL_CONFIG`].
 pub const SETTINGS_PATHS: [&str; 5] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE, PLUGINS_DIR];
 /// The repository's configuration file: its `[model]` table picks the model reviewer's model,
@@ -385,7 +385,7 @@ fn settings_finding(
             "this change {verb} {subject}, part of the review's own configuration; this review does not apply it and uses the settings of {since}"
         ),
         rationale: format!(
-            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED}, {GUIDANCE}, {PLUGINS_DIR}/ and the [model] of {MODEL_CONFIG} from the base revision, so that a change cannot silence, steer or redirect its own review; this edit takes effect once it is merged {merged}. Review it like code."
+            "A review of a branch reads {REVIEW_CONFIG}, {RULES_DIR}/, {DISMISSED}, {GUIDANCE}, {PLUGINS_DIR}/ and the [model] and the rules of [review] of {MODEL_CONFIG} from the base revision, so that a change cannot silence, steer or redirect its own review; this edit takes effect once it is merged {merged}. Review it like code."
         ),
         fix: None,
         fingerprint: fingerprint(CONFIG_CHANGED_RULE, path, &said),

@@ -9,10 +9,11 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use sift_engine::Workspace;
-use sift_engine::agent::best::{self, Pick};
-use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Task, Transcript};
+use sift_engine::agent::launch::{self, Request};
+use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Transcript};
+use sift_engine::llm::Cancel;
 use sift_engine::llm::config as llm_config;
-use sift_engine::llm::{Cancel, LanguageModel};
+use sift_engine::open;
 
 use super::{RepoArgs, WalkArgs};
 
@@ -111,8 +112,9 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
 
     // The configuration is read once per run: the index and the model come from this one.
     let every = sift_engine::index::UpdateOptions::default().commit_interval;
-    let index = super::search::open_index_with(&root, false, || Ok(config.update_options(every)?))?;
-    let semantic = super::semantic::for_search_with(&index, config.embed()?, false, false, None)?;
+    let console = super::progress::Terminal;
+    let index = open::index(&root, false, || Ok(config.update_options(every)?), &console)?;
+    let semantic = open::for_search_with(&index, config.embed()?, false, false, None, &console)?;
     let workspace = Workspace::new(index, semantic)?;
     let unsaved = BTreeMap::new();
 
@@ -128,13 +130,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     .context("cannot install the Ctrl-C handler")?;
 
     let options = Options {
-        budget: Budget {
-            max_steps: args.max_steps.unwrap_or(setup.budget.max_steps),
-            max_tokens: args.max_tokens.unwrap_or(setup.budget.max_tokens),
-            max_duration: args
-                .timeout
-                .map_or(setup.budget.max_duration, std::time::Duration::from_secs),
-        },
+        budget: launch::budget(setup.budget, args.max_steps, args.max_tokens, args.timeout),
         params: sift_engine::llm::GenerationParams {
             temperature: args.temperature,
             seed: args.seed,
@@ -143,57 +139,29 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         ..Options::default()
     };
 
-    if args.n > 1 {
-        return best_of(&args, &setup, &workspace, &*model, &options, &cancel, &task_text);
-    }
-
-    // One run, new or resumed.
-    let (transcript, task, resumed) = match &args.resume {
+    // A run to continue: its transcript, read back.
+    let resume = match &args.resume {
         Some(id) => {
             let t = Transcript::open(&setup.store, id);
             let r = t.resume().with_context(|| format!("cannot resume the run {id}"))?;
-            (t, r.task.clone(), Some(r))
+            let messages = r.history.len() + usize::from(!task_text.trim().is_empty());
+            eprintln!("resuming {} ({messages} messages)", t.id());
+            Some((t, r))
         }
-        None => (Transcript::create(&setup.store)?, task_text.clone(), None),
+        None => None,
     };
-    let mut session = setup.session(&workspace, &unsaved)?;
-    let mut history = Vec::new();
-    let mut finished_before = false;
-    if let Some(r) = resumed {
-        session = session.with_changes(r.changes)?;
-        history = r.history;
-        finished_before = r.ended && task_text.trim().is_empty();
-        if !task_text.trim().is_empty() {
-            history.push(sift_engine::llm::Message::user(task_text.clone()));
-        }
-        eprintln!("resuming {} ({} messages)", transcript.id(), history.len());
-    }
-    let outcome = if finished_before {
-        // A finished run resumed without a new request: only its change is wanted.
-        agent::Outcome {
-            stop: Stop::Done,
-            answer: String::new(),
-            changes: session.changes.clone(),
-            steps: 0,
-            tokens: 0,
-            compactions: 0,
-            rules: session.rules.applied(),
-            tool_errors: 0,
-            transcript: Some(transcript.id().to_owned()),
-            notes: Vec::new(),
-        }
-    } else {
-        let task_for_run = Task {
-            text: &task,
-            resumed: history,
-            options: &options,
-            transcript: Some(&transcript),
-        };
-        let mut printer = Printer::new(None);
-        agent::run(&mut session, &*model, task_for_run, &cancel, &mut |e| printer.event(e))
-    };
+    let request =
+        Request { task: &task_text, attempts: usize::from(args.n), resume, options: &options };
+    let mut printer = Printer::new((args.n > 1).then_some(args.n));
+    let finished =
+        launch::launch(&setup, &workspace, &unsaved, &*model, request, &cancel, &mut |i, e| {
+            printer.attempt_event(i, e)
+        })?;
     super::report_redactions(&*model);
-    report(&args, &setup, &about.name, &outcome, &options.budget, &model.redactions())
+    if args.n > 1 {
+        return best_of(&args, &setup, &finished, &options);
+    }
+    report(&args, &setup, &about.name, &finished.outcome, &options.budget, &model.redactions())
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
@@ -274,27 +242,10 @@ fn report(
 fn best_of(
     args: &AgentArgs,
     setup: &Setup,
-    workspace: &Workspace,
-    model: &dyn LanguageModel,
+    finished: &launch::Finished,
     options: &Options,
-    cancel: &Cancel,
-    task: &str,
 ) -> Result<ExitCode> {
-    let unsaved = BTreeMap::new();
-    let name = model.describe().name;
-    let mut sessions = |_: usize| setup.session(workspace, &unsaved);
-    let shared = Task { text: task, resumed: Vec::new(), options, transcript: None };
-    let mut printer = Printer::new(Some(args.n));
-    let attempts = best::run_best_of(
-        usize::from(args.n),
-        &mut sessions,
-        model,
-        &shared,
-        Some(&setup.store),
-        cancel,
-        &mut |i, e| printer.attempt_event(i, e),
-    )?;
-    super::report_redactions(model);
+    let attempts = &finished.attempts;
     let mut stdout = std::io::stdout().lock();
     for (rank, a) in attempts.iter().enumerate() {
         let s = &a.score;
@@ -319,10 +270,7 @@ fn best_of(
         write!(stdout, "{}", if a.diff.is_empty() { "(no change)\n" } else { &a.diff })?;
     }
     stdout.flush()?;
-    let picked = attempts.first().filter(|_| args.apply).map(|a| a.index);
-    if let Err(e) = best::record_pick(&setup.store, &Pick::of(task, &name, &attempts, picked)) {
-        tracing::warn!("cannot record the pick: {e}");
-    }
+    finished.record_pick(setup, attempts.first().filter(|_| args.apply).map(|a| a.index));
     if let Some(first) = attempts.first() {
         if args.apply && !first.diff.is_empty() {
             let written = first.outcome.changes.apply(&setup.policy)?;
@@ -366,10 +314,6 @@ impl Printer {
             None => String::new(),
         };
         self.line(&prefix, event);
-    }
-
-    fn event(&mut self, event: Event) {
-        self.line("", event);
     }
 
     fn line(&mut self, prefix: &str, event: Event) {

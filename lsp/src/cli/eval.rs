@@ -170,7 +170,14 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
     }
     let index = super::search::open_index(&root, &args.walk, args.no_refresh)?;
     // The model and vectors `sift search` would use (the upgrade's once complete).
-    let semantic = super::semantic::for_search(&index, &root, !args.no_refresh, false, None)?;
+    let semantic = sift_engine::open::for_search(
+        &index,
+        &root,
+        !args.no_refresh,
+        false,
+        None,
+        &super::progress::Terminal,
+    )?;
     let model_id = semantic.model_id().map(str::to_string);
     if model_id.is_none() {
         eprintln!(

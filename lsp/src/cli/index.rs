@@ -7,9 +7,9 @@ use anyhow::Result;
 use clap::Args;
 use sift_engine::embed::{EmbedConfig, LoadedModel};
 use sift_engine::embeddings::{Semantic, UPGRADE_SCOPE};
-use sift_engine::index::{CodeIndex, EmbedReport, OpenNotice, Scope, UpdateReport};
+use sift_engine::index::{CodeIndex, EmbedReport, Scope, UpdateReport};
 
-use super::progress::TerminalProgress;
+use super::progress::{Terminal, TerminalProgress};
 use super::{RepoArgs, WalkArgs, human_bytes};
 use sift_engine::watch::{Change, watch_tree};
 
@@ -78,7 +78,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     } else {
         CodeIndex::open_or_create(&store)?
     };
-    announce(notice.as_ref());
+    sift_engine::open::announce(notice.as_ref(), &Terminal);
     let progress = TerminalProgress::new(args.quiet || args.json);
     let report = index.update(&opts, &progress);
     progress.finish();
@@ -91,14 +91,14 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
     let mut embedded = None;
     let mut upgraded = None;
     if !args.no_embed {
-        let config = super::semantic::embed_config(&root)?;
+        let config = sift_engine::open::embed_config(&root)?;
         let quiet = args.quiet || args.json;
-        let first = super::semantic::load_model(&config, false, args.json)?;
+        let first = sift_engine::open::load_model(&config, false, args.json, &Terminal)?;
         if let Some(model) = &first {
             embedded = embed_with(&index, model, &config, Scope::All, quiet, !args.json)?;
         }
         if let (Some(_), Some(up), false) = (&first, config.upgrade_config(), args.no_upgrade) {
-            upgraded = super::semantic::load_upgrade(&up, false, args.json)
+            upgraded = sift_engine::open::load_upgrade(&up, false, args.json, &Terminal)
                 .map(|model| embed_with(&index, &model, &up, UPGRADE_SCOPE, quiet, !args.json))
                 .transpose()?
                 .flatten();
@@ -119,7 +119,7 @@ pub fn run(args: IndexArgs) -> Result<ExitCode> {
             None => index.layout().watch()?,
         };
         let semantic = (!args.no_embed).then(|| {
-            let config = super::semantic::embed_config(&root).map_err(|e| e.to_string());
+            let config = sift_engine::open::embed_config(&root).map_err(|e| e.to_string());
             let config = match config {
                 Ok(c) if args.no_upgrade => Ok(EmbedConfig { upgrade: None, ..c }),
                 other => other,
@@ -140,14 +140,15 @@ fn embed_with(
     quiet: bool,
     say: bool,
 ) -> Result<Option<EmbedReport>> {
-    let Some((r, secs)) = super::semantic::embed_missing(index, model, config, scope, quiet)?
+    let Some((r, secs)) =
+        sift_engine::open::embed_missing(index, model, config, scope, quiet, &Terminal)?
     else {
         return Ok(None);
     };
     if say {
         #[allow(clippy::print_stdout)]
         {
-            println!("{}", super::semantic::describe_report(&r, secs, model));
+            println!("{}", sift_engine::open::describe_report(&r, secs, model));
         }
     }
     Ok(Some(r))
@@ -238,16 +239,6 @@ fn watch(
         }
     }
     Ok(())
-}
-
-/// Tells the user when an outdated index is being replaced.
-pub fn announce(notice: Option<&OpenNotice>) {
-    if let Some(OpenNotice::Rebuilt { old_format }) = notice {
-        eprintln!(
-            "note: the index had format {old_format}, older than this sift's ({}); rebuilding it",
-            sift_engine::index::FORMAT_VERSION
-        );
-    }
 }
 
 /// Prints what an update did, for people.

@@ -328,7 +328,7 @@ pub fn run(args: MemoryArgs) -> Result<ExitCode> {
             let ctx = Ctx::open(&repo)?;
             let book = ctx.book()?;
             let semantic = sift_engine::embeddings::Semantic::load(
-                super::semantic::embed_config(&ctx.root).map_err(|e| e.to_string()),
+                sift_engine::open::embed_config(&ctx.root).map_err(|e| e.to_string()),
             );
             let vectors = find::NoteVectors::default();
             let text = query.join(" ");

@@ -22,7 +22,6 @@ mod progress;
 mod review;
 mod sandbox;
 mod search;
-pub(crate) mod semantic;
 mod status;
 
 /// sift: a local-first code assistant. Indexes a repository and searches it.
@@ -196,9 +195,12 @@ impl WalkArgs {
 /// The update options for `root`: `[index]` with the flags over it, and the environment's
 /// tuning knobs (`SIFT_THREADS`, `SIFT_COMMIT_INTERVAL_MS`; a command commits every 10 s
 /// otherwise).
-pub fn update_options(root: &Path, walk: &WalkArgs) -> Result<sift_engine::index::UpdateOptions> {
+pub fn update_options(
+    root: &Path,
+    walk: &WalkArgs,
+) -> sift_engine::Result<sift_engine::index::UpdateOptions> {
     let every = sift_engine::index::UpdateOptions::default().commit_interval;
-    Ok(load_config(root, &walk.flags())?.update_options(every)?)
+    Ok(sift_engine::config::for_cli(root, &walk.flags())?.update_options(every)?)
 }
 
 /// Human-readable byte count.

@@ -1,9 +1,11 @@
-//! Progress on a terminal: a bar on stderr while indexing, nothing when stderr is not a terminal.
+//! Progress on a terminal: a bar on stderr while indexing, nothing when stderr is not a terminal;
+//! and [`Terminal`], the engine's console for a command: notices and bars on stderr.
 
 use std::io::IsTerminal;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use sift_engine::index::Progress;
+use sift_engine::open::{Bar, Console};
 
 /// Shows update progress as an indicatif bar on stderr.
 pub struct TerminalProgress {
@@ -58,5 +60,25 @@ impl Progress for TerminalProgress {
 
     fn advance(&self, n: u64) {
         self.bar.inc(n);
+    }
+}
+
+impl Bar for TerminalProgress {
+    fn finish(&self) {
+        TerminalProgress::finish(self);
+    }
+}
+
+/// The engine's [`Console`] for a command run in a terminal: notices are lines on stderr,
+/// progress is a [`TerminalProgress`] bar.
+pub struct Terminal;
+
+impl Console for Terminal {
+    fn note(&self, line: &str) {
+        eprintln!("{line}");
+    }
+
+    fn progress(&self, quiet: bool) -> Box<dyn Bar> {
+        Box::new(TerminalProgress::new(quiet))
     }
 }

@@ -8,7 +8,9 @@ use sift_engine::embeddings::Semantic;
 use sift_engine::index::{CodeIndex, Error, Hit};
 use sift_engine::{Mode, Query, Workspace};
 
-use super::progress::TerminalProgress;
+use sift_engine::open;
+
+use super::progress::Terminal;
 use super::{RepoArgs, WalkArgs};
 
 /// Arguments of `sift search`.
@@ -55,7 +57,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     // The model loads (and embeds the query) on the other core while the index is opened.
     let preload = match args.mode {
         Some(Mode::Lexical) => None,
-        _ => super::semantic::preload(&root, &query),
+        _ => open::preload(&root, &query),
     };
     let index = open_index(&root, &args.walk, args.no_refresh)?;
     let refresh = !args.no_refresh && !index.layout().is_watched();
@@ -63,7 +65,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         Some(Mode::Lexical) => Semantic::off("lexical search was asked for"),
         mode => {
             let required = mode == Some(Mode::Semantic);
-            super::semantic::for_search(&index, &root, refresh, required, preload)?
+            open::for_search(&index, &root, refresh, required, preload, &Terminal)?
         }
     };
     let workspace = Workspace::new(index, semantic)?;
@@ -147,85 +149,14 @@ fn keep_watching(root: &std::path::Path, args: &SearchArgs) -> Result<()> {
     Ok(())
 }
 
-/// The index of `root`: as it is with `no_refresh` (an error when there is none), else brought
-/// up to date first (see [`refreshed`]).
+/// The index of `root`, brought up to date unless `no_refresh` (see
+/// [`sift_engine::open::index`]), under the walk flags given.
 pub(super) fn open_index(
     root: &std::path::Path,
     walk: &WalkArgs,
     no_refresh: bool,
 ) -> Result<CodeIndex> {
-    open_index_with(root, no_refresh, || super::update_options(root, walk))
-}
-
-/// [`open_index`] with the update options from `opts`, asked only when the tree is walked (a
-/// command that has its configuration loaded already passes it on: it is read once per run).
-pub(super) fn open_index_with(
-    root: &std::path::Path,
-    no_refresh: bool,
-    opts: impl FnOnce() -> Result<sift_engine::index::UpdateOptions>,
-) -> Result<CodeIndex> {
-    if no_refresh {
-        let store = sift_engine::store::open(root)?;
-        Ok(CodeIndex::open(&store)?.ok_or_else(|| Error::NoIndex {
-            path: sift_engine::index::Layout::new(&store).index_dir,
-        })?)
-    } else {
-        refreshed(root, opts)
-    }
-}
-
-/// Opens (or builds) the index and brings it up to date; when another process holds the writer,
-/// searches what is committed and says so.
-fn refreshed(
-    root: &std::path::Path,
-    opts: impl FnOnce() -> Result<sift_engine::index::UpdateOptions>,
-) -> Result<CodeIndex> {
-    // A running `sift lsp` or `sift index --watch` keeps the index fresh: no walk needed, and
-    // no configuration to read for one (the watcher read its own).
-    let store = sift_engine::store::open(root)?;
-    let layout = sift_engine::index::Layout::new(&store);
-    if layout.is_watched()
-        && let Some(index) = CodeIndex::open(&store)?
-    {
-        tracing::debug!("the index is kept fresh by a watching sift process; not walking the tree");
-        // Keeps a watcher that a search left behind alive.
-        layout.note_use();
-        return Ok(index);
-    }
-    let opts = opts()?;
-    let (index, notice) = CodeIndex::open_or_create(&store)?;
-    super::index::announce(notice.as_ref());
-    let progress = TerminalProgress::new(false);
-    // Without walking the tree when no directory changed (the index's freshness check).
-    let result = index.refresh(&opts, &progress);
-    progress.finish();
-    match result {
-        Ok(report) => {
-            if notice.is_some() || report.added > 0 {
-                eprintln!(
-                    "indexed {} files ({} chunks) in {:.2} s",
-                    report.files_total,
-                    report.chunks_total,
-                    report.elapsed_ms as f64 / 1000.0
-                );
-            } else if report.changed_anything() {
-                eprintln!(
-                    "updated the index: {} changed, {} removed ({:.2} s)",
-                    report.changed,
-                    report.removed,
-                    report.elapsed_ms as f64 / 1000.0
-                );
-            }
-        }
-        Err(Error::Locked { .. }) => {
-            eprintln!(
-                "note: another sift process is updating the index; searching what it has committed so far"
-            );
-            index.reload()?;
-        }
-        Err(e) => return Err(e.into()),
-    }
-    Ok(index)
+    Ok(open::index(root, no_refresh, || super::update_options(root, walk), &Terminal)?)
 }
 
 #[allow(clippy::print_stdout)]

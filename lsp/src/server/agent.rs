@@ -10,21 +10,19 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sift_engine::agent::best::{self, Pick};
-use sift_engine::agent::{
-    self, Budget, Changes, Event, FileChange, Options, Setup, Task, Transcript,
-};
+use sift_engine::agent::launch::{self, PendingRun, Request};
+use sift_engine::agent::{self, Changes, Event, FileChange, Options, Setup};
 use sift_engine::llm::Cancel;
 use tokio::sync::mpsc;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
-use super::backend::{Backend, internal};
+use super::backend::Backend;
 use super::edits::{DocChange, workspace_edit};
+use super::guard::internal;
 
 /// `sift/agent` request method.
 pub const METHOD: &str = "sift/agent";
@@ -67,18 +65,6 @@ pub struct AgentFile {
     pub proposed: Option<String>,
 }
 
-/// The pending runs, by id, until applied or discarded.
-#[derive(Default)]
-pub struct Agents {
-    runs: Mutex<HashMap<String, PendingRun>>,
-}
-
-struct PendingRun {
-    root: PathBuf,
-    task: String,
-    changes: Changes,
-}
-
 /// `$/progress` with a partial result (any JSON), which `ls_types` has no type for.
 enum PartialProgress {}
 
@@ -113,7 +99,7 @@ impl Drop for CancelOnDrop {
 impl Backend {
     /// `sift/agent`.
     pub async fn sift_agent(&self, params: AgentParams) -> Result<Value> {
-        super::backend::guarded("sift/agent", self.agent_run(params)).await
+        super::guard::guarded("sift/agent", self.agent_run(params)).await
     }
 
     async fn agent_run(&self, params: AgentParams) -> Result<Value> {
@@ -230,7 +216,7 @@ impl Backend {
             "notes": finished.notes,
             "redactions": finished.redactions,
         });
-        self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).insert(
+        self.agents.insert(
             id,
             PendingRun { root: finished.root, task: params.task, changes: finished.changes },
         );
@@ -265,15 +251,11 @@ impl Backend {
     /// needing the user's confirmation.
     pub(super) async fn agent_apply(&self, arguments: &[Value]) -> Result<Value> {
         let id = run_id(arguments, "sift.agent.apply")?;
-        let (root, task, changes) = {
-            let runs = self.agents.runs.lock().unwrap_or_else(|e| e.into_inner());
-            let run = runs.get(&id).ok_or_else(|| {
-                Error::invalid_params(format!(
-                    "no pending agent run {id} (applied or discarded already?)"
-                ))
-            })?;
-            (run.root.clone(), run.task.clone(), run.changes.clone())
-        };
+        let PendingRun { root, task, changes } = self.agents.get(&id).ok_or_else(|| {
+            Error::invalid_params(format!(
+                "no pending agent run {id} (applied or discarded already?)"
+            ))
+        })?;
         let mut parts = Vec::new();
         for change in changes.file_changes() {
             let path = change.path().to_owned();
@@ -309,7 +291,7 @@ impl Backend {
         let edit = workspace_edit(parts, "sift-agent", annotation, self.encoding());
         let response = self.client.apply_edit(edit).await?;
         if response.applied {
-            self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+            self.agents.remove(&id);
         }
         Ok(json!({"applied": response.applied, "failureReason": response.failure_reason}))
     }
@@ -317,7 +299,7 @@ impl Backend {
     /// `sift.agent.discard [{id}]`.
     pub(super) fn agent_discard(&self, arguments: &[Value]) -> Result<Value> {
         let id = run_id(arguments, "sift.agent.discard")?;
-        let removed = self.agents.runs.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+        let removed = self.agents.remove(&id);
         Ok(json!({"discarded": removed.is_some()}))
     }
 }
@@ -376,66 +358,35 @@ fn run_blocking(
 ) -> anyhow::Result<Finished> {
     let config = sift_engine::config::for_editor(root, overrides)?;
     let model = sift_engine::llm::config::open(&config.model()?)?;
-    let name = model.describe().name;
     let mut setup = Setup::new(root, &config)?.with_approver(Box::new(prompt));
     // The notes as the server last checked them: a run does not read them all again.
     if let Some(book) = workspace.notebook().clone() {
         setup = setup.with_notebook(book);
     }
     // `[agent]`'s budget, with the request's maxSteps over it.
-    let budget = Budget { max_steps: max_steps.unwrap_or(setup.budget.max_steps), ..setup.budget };
-    let options = Options { budget, ..Options::default() };
-    let mut on_event = |e: Event| {
-        let _ = tx.send(e);
+    let options = Options {
+        budget: launch::budget(setup.budget, max_steps, None, None),
+        ..Options::default()
     };
-    let engine_ws: &sift_engine::Workspace = workspace;
-    if n > 1 {
-        let mut sessions = |_: usize| setup.session(engine_ws, unsaved);
-        let shared = Task { text: task, resumed: Vec::new(), options: &options, transcript: None };
-        let attempts = best::run_best_of(
-            n,
-            &mut sessions,
-            &*model,
-            &shared,
-            Some(&setup.store),
-            cancel,
-            &mut |_, e| on_event(e),
-        )?;
-        let first = attempts.first().ok_or_else(|| anyhow::anyhow!("no attempt ran"))?;
-        // The ranking is recorded now; which one the user takes is not known here.
-        if let Err(e) = best::record_pick(&setup.store, &Pick::of(task, &name, &attempts, None)) {
-            tracing::warn!("cannot record the ranking: {e}");
-        }
-        let summary: Vec<Value> = attempts
-            .iter()
-            .map(|a| json!({"index": a.index, "score": a.score, "diff": a.diff, "answer": a.outcome.answer}))
-            .collect();
-        let outcome = &first.outcome;
-        return Ok(Finished {
-            id: outcome.transcript.clone().unwrap_or_default(),
-            root: root.to_path_buf(),
-            stop: outcome.stop.as_str(),
-            detail: outcome.stop.describe(&options.budget),
-            answer: outcome.answer.clone(),
-            changes: outcome.changes.clone(),
-            rules: outcome.rules.clone(),
-            model: name,
-            attempts: Some(Value::Array(summary)),
-            notes: proposed(&outcome.notes),
-            redactions: model.redactions(),
-        });
-    }
-    let transcript = Transcript::create(&setup.store)?;
-    let mut session = setup.session(engine_ws, unsaved)?;
-    let outcome = agent::run(
-        &mut session,
-        &*model,
-        Task { text: task, resumed: Vec::new(), options: &options, transcript: Some(&transcript) },
-        cancel,
-        &mut on_event,
-    );
+    let request = Request { task, attempts: n, resume: None, options: &options };
+    let finished =
+        launch::launch(&setup, workspace, unsaved, &*model, request, cancel, &mut |_, e| {
+            let _ = tx.send(e);
+        })?;
+    // The ranking is recorded now; which one the user takes is not known here.
+    finished.record_pick(&setup, None);
+    let attempts = (!finished.attempts.is_empty()).then(|| {
+        Value::Array(
+            finished
+                .attempts
+                .iter()
+                .map(|a| json!({"index": a.index, "score": a.score, "diff": a.diff, "answer": a.outcome.answer}))
+                .collect(),
+        )
+    });
+    let outcome = finished.outcome;
     Ok(Finished {
-        id: transcript.id().to_owned(),
+        id: finished.id,
         root: root.to_path_buf(),
         stop: outcome.stop.as_str(),
         detail: outcome.stop.describe(&options.budget),
@@ -443,8 +394,8 @@ fn run_blocking(
         changes: outcome.changes,
         notes: proposed(&outcome.notes),
         rules: outcome.rules,
-        model: name,
-        attempts: None,
+        model: finished.model,
+        attempts,
         redactions: model.redactions(),
     })
 }

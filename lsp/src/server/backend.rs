@@ -12,20 +12,19 @@
 //! overlay of unsaved buffers) on blocking threads. Every handler runs under `catch_unwind`: a
 //! panic becomes an internal-error response or a log line, and the server lives on.
 
-use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
-use futures::FutureExt;
 use serde_json::Value;
 use tokio::sync::mpsc;
-use tower_lsp_server::jsonrpc::{Error, ErrorCode, Result};
+use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 use tower_lsp_server::{Client, LanguageServer};
 
 use super::diagnostics::{self, Finding, Findings};
 use super::documents::{DocEvent, Documents};
+use super::guard::{guarded, guarded_notification};
 use super::position::Encoding;
 use super::protocol::{SearchParams, SearchResponse, StatusResponse};
 use super::review::Reviews;
@@ -61,38 +60,7 @@ pub struct Backend {
     pub(super) reviews: Arc<Reviews>,
     pub(super) watchers: Mutex<Vec<TreeWatcher>>,
     /// Agent runs whose change waits for the user (`sift.agent.apply`).
-    pub(super) agents: super::agent::Agents,
-}
-
-pub(super) fn internal(message: impl Into<String>) -> Error {
-    Error { code: ErrorCode::InternalError, message: message.into().into(), data: None }
-}
-
-/// Runs a request handler, turning a panic into an internal-error response.
-pub(super) async fn guarded<T>(name: &str, fut: impl Future<Output = Result<T>>) -> Result<T> {
-    match AssertUnwindSafe(fut).catch_unwind().await {
-        Ok(result) => result,
-        Err(panic) => {
-            let what = panic_message(&panic);
-            tracing::error!("{name} panicked: {what}");
-            Err(internal(format!("sift crashed while handling {name}: {what}")))
-        }
-    }
-}
-
-/// Runs a notification handler, logging a panic.
-async fn guarded_notification(name: &str, fut: impl Future<Output = ()>) {
-    if let Err(panic) = AssertUnwindSafe(fut).catch_unwind().await {
-        tracing::error!("{name} panicked: {}", panic_message(&panic));
-    }
-}
-
-pub(super) fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".into())
+    pub(super) agents: sift_engine::agent::launch::Pending,
 }
 
 impl Backend {

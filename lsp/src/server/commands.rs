@@ -5,7 +5,8 @@ use serde_json::Value;
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::{ExecuteCommandParams, Uri};
 
-use super::backend::{Backend, internal};
+use super::backend::Backend;
+use super::guard::internal;
 use super::protocol::Command;
 use super::search;
 

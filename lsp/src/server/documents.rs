@@ -14,7 +14,7 @@ use futures::FutureExt;
 use tokio::sync::mpsc;
 use tower_lsp_server::ls_types::{TextDocumentContentChangeEvent, Uri};
 
-use super::backend::panic_message;
+use super::guard::panic_message;
 use super::position::{Encoding, apply_change};
 use sift_engine::live::Workspace;
 

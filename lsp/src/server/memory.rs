@@ -13,7 +13,8 @@ use tower_lsp_server::ls_types::{
     MarkupContent, MarkupKind, Position, Range, Uri,
 };
 
-use super::backend::{Backend, internal};
+use super::backend::Backend;
+use super::guard::internal;
 use sift_engine::live::Workspace;
 
 /// The most notes one hover shows.

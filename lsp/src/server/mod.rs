@@ -13,6 +13,7 @@ pub mod diagnostics;
 pub mod documents;
 mod edits;
 pub mod framing;
+mod guard;
 mod lifecycle;
 mod memory;
 pub mod position;

@@ -157,7 +157,7 @@ impl Reviews {
                     tracing::error!(
                         "review on save of {} panicked: {}",
                         uri.as_str(),
-                        super::backend::panic_message(&panic)
+                        super::guard::panic_message(&panic)
                     );
                 }
             }
@@ -241,7 +241,7 @@ impl Reviews {
                 .collect::<Vec<_>>()
         })
         .await
-        .map_err(|e| super::backend::internal(format!("review crashed: {e}")))?;
+        .map_err(|e| super::guard::internal(format!("review crashed: {e}")))?;
         let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
         let mut errors = Vec::new();
         let (mut dismissed, mut configured) = (0, 0);
@@ -299,8 +299,8 @@ impl Reviews {
             let id = id.to_string();
             tokio::task::spawn_blocking(move || dismiss::dismiss(&root, &id, &rule, &path, reason))
                 .await
-                .map_err(|e| super::backend::internal(format!("dismissing crashed: {e}")))?
-                .map_err(|e| super::backend::internal(e.to_string()))?;
+                .map_err(|e| super::guard::internal(format!("dismissing crashed: {e}")))?
+                .map_err(|e| super::guard::internal(e.to_string()))?;
             remembered = true;
         }
         self.findings().dismiss(id);
@@ -318,7 +318,7 @@ impl Reviews {
             let rule_id = rule.to_string();
             tokio::task::spawn_blocking(move || dismiss::silence(&root, &path, &rule_id))
                 .await
-                .map_err(|e| super::backend::internal(format!("silencing crashed: {e}")))?
+                .map_err(|e| super::guard::internal(format!("silencing crashed: {e}")))?
                 .map_err(|e| Error::invalid_params(e.to_string()))?;
             remembered = true;
         }

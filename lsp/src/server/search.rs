@@ -8,7 +8,7 @@ use sift_engine::{Found, Mode, Query};
 use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
-use super::backend::internal;
+use super::guard::internal;
 use super::protocol::{SearchParams, SearchResponse, SearchResult};
 use sift_engine::live::Workspace;
 

@@ -16,9 +16,10 @@ use serde_json::Value;
 use sift_runtime::llm::Cancel;
 use sift_runtime::sandbox::{self, Command, Output};
 
+use super::check::Scratch;
 use super::{Session, ToolOutput, str_arg, usize_arg};
 use crate::agent::approval::{self, Decision, Escape, Logged};
-use crate::agent::checkers::{Scratch, cargo_env};
+use crate::agent::checkers::cargo_env;
 
 /// Lines of each stream shown (the last ones: where errors and test summaries are).
 const TAIL_LINES: usize = 60;

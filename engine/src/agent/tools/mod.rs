@@ -20,6 +20,7 @@ use super::checkers::Checker;
 use super::rules::Rules;
 use crate::workspace::Workspace;
 
+pub(crate) mod check;
 mod command;
 mod edit;
 mod files;

@@ -181,7 +181,7 @@ pub static TOOLS: &[Tool] = &[
         description: "Run the project's checkers (compiler, linters) on your pending change; reports problems on the lines you changed.",
         schema: no_arguments,
         effect: Effect::Runs,
-        agent: Some(|s, _, cancel| crate::agent::checkers::check(s, cancel)),
+        agent: Some(|s, _, cancel| super::check::check(s, cancel)),
         mcp: None,
     },
     Tool {
@@ -277,6 +277,36 @@ pub static TOOLS: &[Tool] = &[
         mcp: None,
     },
 ];
+
+/// How `sift mcp` serves the table: the tools a served workspace offers, and a call dispatched
+/// to its handler.
+impl Served {
+    /// The tools offered, in order.
+    pub fn tools(&self) -> impl Iterator<Item = &'static Tool> {
+        for_mcp(self.allow_writes)
+    }
+
+    /// The tool offered as `name`.
+    pub fn tool(&self, name: &str) -> Option<&'static Tool> {
+        self.tools().find(|t| t.mcp_name == name)
+    }
+
+    /// Runs the tool offered as `name` with `args`, checked against its schema first (a bad
+    /// argument is an answer naming it, for the model to fix). Blocking.
+    pub fn call(&self, name: &str, args: &Value) -> Answer {
+        let Some(tool) = self.tool(name) else {
+            return Answer::fail(format!("there is no tool named {name:?}"));
+        };
+        if let Err(why) = crate::llm::validate_arguments(&(tool.schema)(), args) {
+            return Answer::fail(why);
+        }
+        match tool.mcp {
+            Some(DataCall::Session(answer)) => self.in_session(|session| answer(session, args)),
+            Some(DataCall::Served(call)) => call(self, args),
+            None => Answer::fail(format!("{name:?} is not offered here")),
+        }
+    }
+}
 
 fn path() -> Value {
     json!({"type": "string", "description": "path relative to the workspace root"})

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use serde_json::Value;
 
-use super::registry::{self, DataCall, Tool};
 use super::{Session, SessionMemory, ToolOutput};
 use crate::live::Workspace;
 use crate::memory::{self, Author, find::NoteVectors};
@@ -37,7 +36,7 @@ impl From<(ToolOutput, Option<Value>)> for Answer {
 }
 
 impl Answer {
-    fn fail(text: impl Into<String>) -> Answer {
+    pub(super) fn fail(text: impl Into<String>) -> Answer {
         Answer { text: format!("error: {}", text.into()), data: None, error: true }
     }
 }
@@ -56,35 +55,9 @@ pub struct Served {
 static NO_BUFFERS: BTreeMap<String, String> = BTreeMap::new();
 
 impl Served {
-    /// The tools offered, in order.
-    pub fn tools(&self) -> impl Iterator<Item = &'static Tool> {
-        registry::for_mcp(self.allow_writes)
-    }
-
-    /// The tool offered as `name`.
-    pub fn tool(&self, name: &str) -> Option<&'static Tool> {
-        self.tools().find(|t| t.mcp_name == name)
-    }
-
-    /// Runs the tool offered as `name` with `args`, checked against its schema first (a bad
-    /// argument is an answer naming it, for the model to fix). Blocking.
-    pub fn call(&self, name: &str, args: &Value) -> Answer {
-        let Some(tool) = self.tool(name) else {
-            return Answer::fail(format!("there is no tool named {name:?}"));
-        };
-        if let Err(why) = crate::llm::validate_arguments(&(tool.schema)(), args) {
-            return Answer::fail(why);
-        }
-        match tool.mcp {
-            Some(DataCall::Session(answer)) => self.in_session(|session| answer(session, args)),
-            Some(DataCall::Served(call)) => call(self, args),
-            None => Answer::fail(format!("{name:?} is not offered here")),
-        }
-    }
-
     /// `f` over a session of its own (the workspace's walls, no pending change, the notes as
     /// last checked).
-    fn in_session(
+    pub(super) fn in_session(
         &self,
         f: impl FnOnce(&mut Session<'_>) -> (ToolOutput, Option<Value>),
     ) -> Answer {
