@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use serde::Serialize;
+use sift_indexer::search::Terms;
 use sift_indexer::{Fusion, Hit, SearchOptions, Sources};
 
 use crate::workspace::Workspace;
@@ -102,22 +103,24 @@ pub struct Results {
 /// [`sift_indexer::Error::EmptyQuery`] when it has none, except in semantic mode).
 pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
     let wanted = query.mode.unwrap_or(Mode::Hybrid);
+    // Tokenized once, for every ranking of every workspace.
+    let terms = Terms::new(query.text);
     if wanted != Mode::Semantic {
-        sift_indexer::search::query_tokens(query.text)?;
+        terms.require()?;
     }
     let opts = SearchOptions { k: query.k, max_per_file: query.max_per_file };
     let mut lists = Vec::with_capacity(workspaces.len());
     let mut used = Mode::Lexical;
     let mut why_not: Option<String> = None;
     for ws in workspaces {
-        let (hits, mode) = match search_one(ws, query, wanted, &opts)? {
+        let (hits, mode) = match search_one(ws, query, &terms, wanted, &opts)? {
             Some(found) => found,
             None => {
                 why_not.get_or_insert_with(|| unavailable(ws));
                 if wanted == Mode::Semantic {
                     continue;
                 }
-                (lexical(ws, query.text, &opts)?, Mode::Lexical)
+                (lexical(ws, &terms, &opts)?, Mode::Lexical)
             }
         };
         if mode != Mode::Lexical {
@@ -142,20 +145,21 @@ fn unavailable(ws: &Workspace) -> String {
     }
 }
 
-fn lexical(ws: &Workspace, text: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+fn lexical(ws: &Workspace, terms: &Terms, opts: &SearchOptions) -> Result<Vec<Hit>> {
     let overlay = ws.overlay();
-    Ok(Sources::new(&ws.index, Some(&overlay)).lexical(text, opts)?)
+    Ok(Sources::new(&ws.index, Some(&overlay)).lexical(terms, opts)?)
 }
 
 /// One workspace in `wanted` mode: `None` when that needs vectors it does not have.
 fn search_one(
     ws: &Workspace,
     query: &Query<'_>,
+    terms: &Terms,
     wanted: Mode,
     opts: &SearchOptions,
 ) -> Result<Option<(Vec<Hit>, Mode)>> {
     if wanted == Mode::Lexical {
-        return Ok(Some((lexical(ws, query.text, opts)?, Mode::Lexical)));
+        return Ok(Some((lexical(ws, terms, opts)?, Mode::Lexical)));
     }
     // One model's vectors for the whole search: the upgrade's once complete, else the first's.
     let semantic = ws.semantic.active();
@@ -172,11 +176,11 @@ fn search_one(
     }
     let sources = Sources::new(&ws.index, Some(&overlay));
     let hits = match wanted {
-        Mode::Semantic => sources.semantic(&vectors, query.text, &query_vec, opts)?,
+        Mode::Semantic => sources.semantic(&vectors, terms, &query_vec, opts)?,
         // The lexical weight measured for this model (sift_indexer::MODEL_LEXICAL_WEIGHTS).
         _ => {
             let fusion = query.fusion.for_model(model.embedder.id());
-            sources.hybrid(&vectors, query.text, &query_vec, opts, &fusion)?
+            sources.hybrid(&vectors, terms, &query_vec, opts, &fusion)?
         }
     };
     Ok(Some((hits, wanted)))

@@ -16,7 +16,7 @@ use tantivy::{DocAddress, TantivyDocument};
 use crate::embed::{Embedder, Scope, embed_text, is_translation, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
-use crate::search::{Hit, SearchOptions, collect_hits};
+use crate::search::{Hit, SearchOptions, Terms, collect_hits};
 use crate::update::Progress;
 use crate::vectors::{Similarities, VectorIndex, VectorStore, live_keys};
 
@@ -197,15 +197,14 @@ impl CodeIndex {
     pub fn semantic_hits(
         &self,
         sims: &Similarities<'_>,
-        query: &str,
+        query: &Terms,
         opts: &SearchOptions,
         skip: &dyn Fn(&str) -> bool,
     ) -> Result<Vec<Hit>> {
         let searcher = sims.searcher();
         let f = &self.fields;
         let where_ = &self.layout.index_dir;
-        let tokens = crate::search::search_tokens(query).unwrap_or_default();
-        let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+        let wanted: HashSet<&str> = query.tokens().iter().map(String::as_str).collect();
         // Filtering needs the document; fetch a few times k and widen when that is not enough.
         let mut depth = opts.k.max(1) * 4;
         loop {
@@ -337,13 +336,13 @@ pub fn fuse(
     opts: &SearchOptions,
     fusion: &Fusion,
 ) -> Vec<Hit> {
-    fuse_with_files(query, lexical, semantic, sims, None, opts, fusion)
+    fuse_with_files(&Terms::new(query), lexical, semantic, sims, None, opts, fusion)
 }
 
 /// [`fuse`], with each chunk's file-level BM25 score ([`crate::files::file_scores`]) adding
 /// [`Fusion::file_weight`] times its share of the best file's.
 pub fn fuse_with_files(
-    query: &str,
+    query: &Terms,
     lexical: Vec<Hit>,
     semantic: Vec<Hit>,
     sims: Option<&dyn CorpusSimilarity>,
@@ -351,7 +350,7 @@ pub fn fuse_with_files(
     opts: &SearchOptions,
     fusion: &Fusion,
 ) -> Vec<Hit> {
-    let named = query_identifiers(query);
+    let named = query_identifiers(query.text());
     if fusion.identifier_routing && (!named.is_empty() || names_a_symbol(query, &lexical)) {
         let mut lexical = lexical;
         let seen: std::collections::HashSet<(String, u64)> =
@@ -477,8 +476,8 @@ fn fuse_scored(
 
 /// Whether `query` is short (three search words or fewer) and one of its words is the name of a
 /// symbol among the first ten lexical hits: a lookup of that symbol.
-fn names_a_symbol(query: &str, lexical: &[Hit]) -> bool {
-    let Ok(words) = crate::search::search_tokens(query) else { return false };
+fn names_a_symbol(query: &Terms, lexical: &[Hit]) -> bool {
+    let words = query.tokens();
     words.len() <= 3
         && words.iter().any(|w| {
             w.len() > 2

@@ -97,11 +97,12 @@ impl Overlay {
     /// Searches the unsaved documents alone, scored by their own statistics (to search them
     /// with the on-disk index, use [`crate::sources::Sources`]).
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+        let terms = crate::search::Terms::new(query);
         if self.docs.is_empty() {
-            crate::search::query_tokens(query)?;
+            terms.require()?;
             return Ok(Vec::new());
         }
-        search_reader(&self.reader, &self.fields, Path::new("<memory>"), query, opts, &|_| false)
+        search_reader(&self.reader, &self.fields, Path::new("<memory>"), &terms, opts, &|_| false)
     }
 
     /// Embeds the overlay's chunks that have no vector yet with `embedder`, except those

@@ -72,7 +72,8 @@ pub struct Hit {
 impl CodeIndex {
     /// Searches the index for `query`; best first.
     pub fn search(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
-        search_reader(&self.reader, &self.fields, &self.layout.index_dir, query, opts, &|_| false)
+        let terms = Terms::new(query);
+        search_reader(&self.reader, &self.fields, &self.layout.index_dir, &terms, opts, &|_| false)
     }
 }
 
@@ -85,6 +86,46 @@ pub fn query_tokens(query: &str) -> Result<Vec<String>> {
         return Err(Error::EmptyQuery(query.to_string()));
     }
     Ok(tokens)
+}
+
+/// A query as the index searches it: its text and its search tokens ([`search_tokens`]),
+/// tokenized once and handed to every ranking of one search (lexical, semantic snippets,
+/// file-level scores, fusion).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Terms {
+    text: String,
+    tokens: Vec<String>,
+}
+
+impl Terms {
+    /// The terms of `text` (no tokens when it has no words).
+    pub fn new(text: &str) -> Terms {
+        Terms { text: text.to_owned(), tokens: search_tokens(text).unwrap_or_default() }
+    }
+
+    /// The query as typed.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// Its search tokens; empty when it has no words.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// Its search tokens, or [`Error::EmptyQuery`] when it has none.
+    pub fn require(&self) -> Result<&[String]> {
+        if self.tokens.is_empty() {
+            return Err(Error::EmptyQuery(self.text.clone()));
+        }
+        Ok(&self.tokens)
+    }
+}
+
+impl From<&str> for Terms {
+    fn from(text: &str) -> Terms {
+        Terms::new(text)
+    }
 }
 
 /// English function words ("where", "do", "we", "the", …) that carry no meaning in a question
@@ -117,7 +158,7 @@ pub(crate) fn search_reader(
     reader: &tantivy::IndexReader,
     f: &Fields,
     where_: &Path,
-    query: &str,
+    query: &Terms,
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>> {
@@ -154,12 +195,12 @@ pub(crate) fn search_searcher(
     stats: &dyn Bm25StatisticsProvider,
     f: &Fields,
     where_: &Path,
-    query: &str,
+    query: &Terms,
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>> {
-    let tokens = search_tokens(query)?;
-    let query = lexical_query(f, &tokens);
+    let tokens = query.require()?;
+    let query = lexical_query(f, tokens);
     let mut fetch = opts.k.max(1);
     let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
     loop {

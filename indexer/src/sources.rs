@@ -22,7 +22,7 @@ use crate::files::{FileMap, Part, file_scores};
 use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files};
 use crate::index::CodeIndex;
 use crate::overlay::Overlay;
-use crate::search::{Hit, SearchOptions, collect_hits, search_searcher, search_tokens};
+use crate::search::{Hit, SearchOptions, Terms, collect_hits, search_searcher};
 use crate::vectors::{Similarities, VectorIndex, dot_i8, inverse_norm, live_keys, quantized_query};
 
 /// Where `Hit`s of unsaved buffers come from, in error messages.
@@ -84,7 +84,7 @@ impl<'a> Sources<'a> {
     }
 
     /// BM25 over both, scored as one corpus; best first, at most `opts.k`.
-    pub fn lexical(&self, query: &str, opts: &SearchOptions) -> Result<Vec<Hit>> {
+    pub fn lexical(&self, query: &Terms, opts: &SearchOptions) -> Result<Vec<Hit>> {
         let disk = self.index.reader.searcher();
         let f = &self.index.fields;
         let where_ = &self.index.layout.index_dir;
@@ -144,7 +144,7 @@ impl<'a> Sources<'a> {
     fn semantic_with(
         &self,
         sims: &Similarities<'_>,
-        query: &str,
+        query: &Terms,
         query_vec: &[f32],
         opts: &SearchOptions,
     ) -> Result<(Vec<Hit>, SimilarityByKey)> {
@@ -153,8 +153,7 @@ impl<'a> Sources<'a> {
         if let Some(overlay) = self.overlay
             && !ranked.is_empty()
         {
-            let tokens = search_tokens(query).unwrap_or_default();
-            let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+            let wanted: HashSet<&str> = query.tokens().iter().map(String::as_str).collect();
             let memory = overlay.searcher();
             let unsaved = collect_hits(
                 &memory,
@@ -176,7 +175,7 @@ impl<'a> Sources<'a> {
     pub fn semantic(
         &self,
         vectors: &VectorIndex,
-        query: &str,
+        query: &Terms,
         query_vec: &[f32],
         opts: &SearchOptions,
     ) -> Result<Vec<Hit>> {
@@ -189,7 +188,7 @@ impl<'a> Sources<'a> {
     pub fn hybrid(
         &self,
         vectors: &VectorIndex,
-        query: &str,
+        query: &Terms,
         query_vec: &[f32],
         opts: &SearchOptions,
         fusion: &Fusion,
@@ -211,8 +210,11 @@ impl<'a> Sources<'a> {
     }
 
     /// File-level BM25 of the query over both (see [`crate::files`]).
-    fn file_scores(&self, query: &str) -> Result<HashMap<String, f32>> {
-        let Ok(tokens) = search_tokens(query) else { return Ok(HashMap::new()) };
+    fn file_scores(&self, query: &Terms) -> Result<HashMap<String, f32>> {
+        let tokens = query.tokens();
+        if tokens.is_empty() {
+            return Ok(HashMap::new());
+        }
         let disk = self.index.reader.searcher();
         let disk_map = self.index.file_map(&disk)?;
         let held = |p: &str| self.held(p);
@@ -242,6 +244,6 @@ impl<'a> Sources<'a> {
                 skip: &none,
             });
         }
-        file_scores(&parts, &tokens)
+        file_scores(&parts, tokens)
     }
 }

@@ -42,7 +42,7 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
     let sims = vectors.similarities(&qv);
     let opts = SearchOptions { k: 10, max_per_file: None };
-    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    let semantic = index.semantic_hits(&sims, &query.into(), &opts, &|_| false).unwrap();
     assert_eq!(semantic.len(), 5);
     assert_eq!(semantic[0].path, "a.py");
     for hit in &semantic {
@@ -60,7 +60,7 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     assert!(sims.of_key(lexical[0].key.unwrap()).is_some());
     // Hybrid: the chunk both rankings put first answers.
     let fused = sift_indexer::Sources::new(&index, None)
-        .hybrid(&vectors, query, &qv, &opts, &Fusion::default())
+        .hybrid(&vectors, &query.into(), &qv, &opts, &Fusion::default())
         .unwrap();
     assert_eq!(fused[0].path, "a.py");
     // A key the index does not hold has no similarity.
@@ -98,7 +98,7 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
     let sims = vectors.similarities(&qv);
     let opts = SearchOptions { k: 10, max_per_file: None };
-    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    let semantic = index.semantic_hits(&sims, &query.into(), &opts, &|_| false).unwrap();
     let paths: Vec<&str> = semantic.iter().map(|h| h.path.as_str()).collect();
     assert!(!paths.contains(&"locale/de/LC_MESSAGES/django.po"), "{paths:?}");
     assert!(paths.contains(&"app/locale/formats.py"), "{paths:?}");
@@ -121,7 +121,7 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     let vectors = index.vector_index(&vstore).unwrap();
     assert_eq!(vectors.coverage(), (7, 7));
     let sims = vectors.similarities(&qv);
-    let semantic = index.semantic_hits(&sims, query, &opts, &|_| false).unwrap();
+    let semantic = index.semantic_hits(&sims, &query.into(), &opts, &|_| false).unwrap();
     let paths: Vec<&str> = semantic.iter().map(|h| h.path.as_str()).collect();
     assert!(paths.contains(&"locale/de/LC_MESSAGES/django.po"), "{paths:?}");
     let after = index.embed_missing(&Words, sift_indexer::Scope::All, 16, &NoProgress, &stop);
@@ -177,7 +177,7 @@ fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
     let opts = SearchOptions { k: 5, max_per_file: None };
     let sources = sift_indexer::Sources::new(&index, None);
     let first = |fusion: &Fusion| {
-        sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, fusion).unwrap()[0].path.clone()
+        sources.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, fusion).unwrap()[0].path.clone()
     };
     let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
     assert_eq!(first(&without), "utils/text.py", "chunk by chunk, the one-chunk file leads");
@@ -199,12 +199,14 @@ fn the_file_score_of_a_file_open_in_the_editor_comes_from_its_unsaved_text() {
     let opts = SearchOptions { k: 5, max_per_file: None };
     let sources = sift_indexer::Sources::new(&index, Some(&overlay));
     let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
-    let plain = sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &without).unwrap();
+    let plain = sources.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, &without).unwrap();
     assert_eq!(plain[0].path, "utils/text.py");
-    let hits = sources.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &Fusion::default()).unwrap();
+    let hits =
+        sources.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, &Fusion::default()).unwrap();
     assert_eq!((hits[0].path.as_str(), hits[0].unsaved), ("backends/sqlite/base.py", true));
     // The saved file alone is not lifted.
     let saved = sift_indexer::Sources::new(&index, None);
-    let hits = saved.hybrid(&vectors, SQLITE_QUERY, &qv, &opts, &Fusion::default()).unwrap();
+    let hits =
+        saved.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, &Fusion::default()).unwrap();
     assert_eq!(hits[0].path, "utils/text.py");
 }
