@@ -74,6 +74,14 @@ pub struct UpgradeStatus {
     pub unavailable: Option<String>,
 }
 
+/// The one rule of the progressive upgrade: its vectors serve searches once they cover every
+/// chunk of a non-empty index (`with` of `total`), never before. The servers apply it to the
+/// vectors as their pass fills them ([`Semantic::active`]), a command to the stored ones
+/// (`open.rs`).
+pub fn upgrade_serves(with: u64, total: u64) -> bool {
+    total > 0 && with == total
+}
+
 impl Semantic {
     /// No semantic search, and why (shown in coverage and in errors).
     pub fn off(why: impl Into<String>) -> Semantic {
@@ -162,7 +170,7 @@ impl Semantic {
     fn covers_all(&self) -> bool {
         self.vectors().is_some_and(|v| {
             let (with, total) = v.coverage();
-            total > 0 && with == total
+            upgrade_serves(with, total)
         })
     }
 

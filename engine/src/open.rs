@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use crate::Result;
 use crate::embed::{self, EmbedConfig, LoadedModel, ModelError};
-use crate::embeddings::{Semantic, UPGRADE_SCOPE};
+use crate::embeddings::{Semantic, UPGRADE_SCOPE, upgrade_serves};
 use crate::index::{CodeIndex, EmbedReport, Error, OpenNotice, Progress, Scope, TextKind};
 use crate::index::{UpdateOptions, VectorIndex, VectorStore};
 
@@ -224,7 +224,7 @@ fn upgraded(
     let missing = total - with;
     // Catching up is for an upgrade `sift index` computed before: a search never starts one.
     let catch_up = refresh && with > 0 && missing <= UPGRADE_CATCH_UP;
-    if total == 0 || (missing > 0 && !catch_up) {
+    if !upgrade_serves(with, total) && !catch_up {
         if total > 0 && !quiet {
             console.note(&format!(
                 "note: semantic search uses {} until {} has vectors for every chunk ({with} of {total} so far; `sift index` computes the rest)",
