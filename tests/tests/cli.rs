@@ -327,3 +327,44 @@ fn a_search_can_leave_one_watcher_behind_that_stops_once_unused() {
     assert!(!stderr(&out).contains("left a watcher"), "{}", stderr(&out));
     assert!(!watched(dir.path()));
 }
+
+/// `sift eval` scores the list a user is shown (the files of the default ten results) beside
+/// its deeper file ranking: here one file fills the ten results, so the answer, second in the
+/// ranking, is not in the shown list.
+#[test]
+fn eval_scores_the_shown_list_beside_the_file_ranking() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    let many: String = (0..12)
+        .map(|i| {
+            format!(
+                "def frobnicate_widget_{i}(widget):\n    \"\"\"Frobnicate the widget.\"\"\"\n    return widget.frobnicate({i})\n\n\n"
+            )
+        })
+        .collect();
+    write(&repo, "widgets/many.py", &many);
+    write(&repo, "widgets/answer.py", "def spin(x):\n    # frobnicate once\n    return x\n");
+    let queries = dir.path().join("queries.jsonl");
+    std::fs::write(
+        &queries,
+        "{\"q\": \"frobnicate widget\", \"gold\": [\"widgets/answer.py\"], \"split\": \"tuning\"}\n",
+    )
+    .unwrap();
+    let r = repo.to_str().unwrap();
+    let out = run(&["eval", "--path", r, "--json", queries.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lexical = rows.iter().find(|r| r["mode"] == "lexical").expect("a lexical row");
+    // The ranking reaches the answer: second file.
+    assert_eq!(lexical["recall_at_5"], 1.0, "{lexical}");
+    assert_eq!(lexical["mrr"], 0.5, "{lexical}");
+    // The ten results shown are all from one file.
+    assert_eq!(lexical["shown_files"], 1.0, "{lexical}");
+    assert_eq!(lexical["shown_recall_at_5"], 0.0, "{lexical}");
+    assert_eq!(lexical["shown_mrr"], 0.0, "{lexical}");
+    // The table says what the columns are.
+    let out = run(&["eval", "--path", r, queries.to_str().unwrap()]);
+    assert!(stdout(&out).contains("sR@5"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("the shown list"), "{}", stdout(&out));
+}

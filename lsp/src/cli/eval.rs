@@ -10,6 +10,13 @@
 //! share of its gold files among the first k files, MRR the mean of 1/rank of the first gold
 //! file (0 when none is in the first 10). Every query runs through the engine's one search
 //! ([`sift_engine::search`]), the path `sift search` and the language server take.
+//!
+//! Beside that file ranking (100 results deep), the **shown list** is scored: the files of the
+//! ten results `sift search` prints by default — what the CLI, `sift/search`, MCP's search
+//! tool and the agent's search tool are given — in order of first appearance (`shown_*`: R@5
+//! and MRR over those files, and how many distinct files the ten results hold). Where a few
+//! files fill the ten results, the shown list holds fewer files than the ranking and scores
+//! lower.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +46,10 @@ pub struct EvalArgs {
     /// Print one JSON object per set and mode instead of a table.
     #[arg(long)]
     json: bool,
+    /// At most N results from one file, as `sift search --max-per-file N` (the shown list and
+    /// the ranking both).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    max_per_file: Option<u16>,
     /// Fusion: the rank constant of reciprocal-rank fusion.
     #[arg(long, value_name = "K")]
     fusion_k: Option<f32>,
@@ -120,9 +131,18 @@ struct Scores {
     /// Share of queries with at least one gold file among the first five (Acc@5, how
     /// issue-localisation benchmarks such as SWE-bench's count a hit).
     acc_at_5: f64,
-    /// Mean time per query, in milliseconds (informative only).
+    /// R@5 of the shown list (see the module doc).
+    shown_recall_at_5: f64,
+    /// MRR of the shown list (0 when no gold file is in it).
+    shown_mrr: f64,
+    /// Distinct files in the shown list, on average (at most [`SHOWN`]).
+    shown_files: f64,
+    /// Mean time per query, in milliseconds (informative only; the ranking's search alone).
     ms_per_query: f64,
 }
+
+/// How many results the shown list holds: `sift search`'s default `-k`.
+const SHOWN: usize = 10;
 
 /// Runs `sift eval`.
 #[allow(clippy::print_stdout)]
@@ -208,6 +228,7 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         )),
         None => None,
     };
+    let max_per_file = args.max_per_file.map(usize::from);
     let mut all = Vec::new();
     for (name, split, queries) in &sets {
         if let (Some(out), true) = (dump.as_mut(), model_id.is_some()) {
@@ -223,16 +244,31 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         // The first gold file's rank per query in lexical search, for --regressions.
         let mut lexical_ranks: Vec<Option<usize>> = Vec::new();
         for &mode in modes {
-            let mut sums = [0f64; 5];
-            let start = Instant::now();
+            let mut sums = [0f64; 8];
+            let mut searching = std::time::Duration::ZERO;
             for (qi, q) in queries.iter().enumerate() {
-                let query = Query { mode: Some(mode), fusion, ..Query::new(&q.q, 100) };
-                let hits: Vec<Hit> = match sift_engine::search(&[&workspace], &query) {
-                    Ok(found) => found.hits.into_iter().map(|f| f.hit).collect(),
-                    Err(sift_engine::Error::Index(Error::EmptyQuery(_))) => Vec::new(),
-                    Err(e) => return Err(e.into()),
-                };
+                let start = Instant::now();
+                let hits = ranked(
+                    &workspace,
+                    &Query { mode: Some(mode), fusion, max_per_file, ..Query::new(&q.q, 100) },
+                )?;
+                searching += start.elapsed();
                 let files = distinct_files(&hits);
+                // The list a user is shown: the default ten results, searched as `sift search`
+                // searches them.
+                let shown =
+                    Query { mode: Some(mode), fusion, max_per_file, ..Query::new(&q.q, SHOWN) };
+                let shown = distinct_files(&ranked(&workspace, &shown)?);
+                let in_shown = |k: usize| {
+                    let top = &shown[..shown.len().min(k)];
+                    q.gold.iter().filter(|g| top.contains(g)).count() as f64 / q.gold.len() as f64
+                };
+                sums[5] += in_shown(5);
+                sums[6] += shown
+                    .iter()
+                    .position(|f| q.gold.contains(f))
+                    .map_or(0.0, |r| 1.0 / (r as f64 + 1.0));
+                sums[7] += shown.len() as f64;
                 let found = |k: usize| {
                     let top = &files[..files.len().min(k)];
                     q.gold.iter().filter(|g| top.contains(g)).count() as f64 / q.gold.len() as f64
@@ -280,7 +316,10 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 recall_at_10: sums[2] / n,
                 mrr: sums[3] / n,
                 acc_at_5: sums[4] / n,
-                ms_per_query: start.elapsed().as_secs_f64() * 1000.0 / n,
+                shown_recall_at_5: sums[5] / n,
+                shown_mrr: sums[6] / n,
+                shown_files: sums[7] / n,
+                ms_per_query: searching.as_secs_f64() * 1000.0 / n,
             });
         }
     }
@@ -303,12 +342,24 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
             );
         }
         println!(
-            "{:<34} {:<8} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
-            "set", "split", "mode", "n", "R@1", "R@5", "R@10", "MRR", "A@5", "ms/q"
+            "{:<34} {:<8} {:<9} {:>5} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>6} {:>8}",
+            "set",
+            "split",
+            "mode",
+            "n",
+            "R@1",
+            "R@5",
+            "R@10",
+            "MRR",
+            "A@5",
+            "sR@5",
+            "sMRR",
+            "files",
+            "ms/q"
         );
         for s in &all {
             println!(
-                "{:<34} {:<8} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>8.1}",
+                "{:<34} {:<8} {:<9} {:>5} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.3} {:>6.1} {:>8.1}",
                 s.set,
                 s.split,
                 s.mode,
@@ -318,9 +369,15 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 s.recall_at_10,
                 s.mrr,
                 s.acc_at_5,
+                s.shown_recall_at_5,
+                s.shown_mrr,
+                s.shown_files,
                 s.ms_per_query
             );
         }
+        println!(
+            "sR@5, sMRR: the shown list (the files of the default {SHOWN} results, as `sift search` prints them); files: distinct files in it"
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -336,12 +393,7 @@ fn write_dump(
     q: &Question,
 ) -> Result<()> {
     let run = |mode: Mode, k: usize| -> Result<Vec<Hit>> {
-        let query = Query { mode: Some(mode), ..Query::new(&q.q, k) };
-        match sift_engine::search(&[workspace], &query) {
-            Ok(found) => Ok(found.hits.into_iter().map(|f| f.hit).collect()),
-            Err(sift_engine::Error::Index(Error::EmptyQuery(_))) => Ok(Vec::new()),
-            Err(e) => Err(e.into()),
-        }
+        ranked(workspace, &Query { mode: Some(mode), ..Query::new(&q.q, k) })
     };
     let lexical = run(Mode::Lexical, 100)?;
     let semantic = run(Mode::Semantic, 1000)?;
@@ -366,6 +418,15 @@ fn write_dump(
     });
     writeln!(out, "{record}")?;
     Ok(())
+}
+
+/// The results of `query` through the engine's one search (none for a query without words).
+fn ranked(workspace: &Workspace, query: &Query<'_>) -> Result<Vec<Hit>> {
+    match sift_engine::search(&[workspace], query) {
+        Ok(found) => Ok(found.hits.into_iter().map(|f| f.hit).collect()),
+        Err(sift_engine::Error::Index(Error::EmptyQuery(_))) => Ok(Vec::new()),
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The distinct files of a ranking, in order of first appearance.
