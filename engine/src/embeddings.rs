@@ -21,9 +21,10 @@ use sift_indexer::vectors::{VectorIndex, VectorStore};
 use sift_indexer::{CodeIndex, EmbedReport, Error as IndexError, Progress, Scope, TextKind};
 use sift_runtime::embed::{self, EmbedConfig, LoadedModel};
 
-/// What the progressive upgrade embeds: everything but translation catalogs (a slow model's
-/// time goes to the code and its documentation).
-pub const UPGRADE_SCOPE: Scope = Scope::NoTranslations;
+/// What the progressive upgrade embeds: everything but what natural-language ranking leaves
+/// aside (translation catalogs, lock files, minified, vendored and generated code: a slow
+/// model's time goes to the code and its documentation).
+pub const UPGRADE_SCOPE: Scope = Scope::NoAside;
 
 /// Distinct queries whose embeddings are kept.
 const QUERY_CACHE: usize = 256;

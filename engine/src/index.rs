@@ -5,6 +5,7 @@
 //! here: the index and its layout on disk, progress and update options, the few text helpers
 //! the CLI prints with, and the errors. Anything not listed is the engine's business.
 
+pub use sift_indexer::aside::classify_path;
 pub use sift_indexer::chunk::looks_generated;
 pub use sift_indexer::config::parse_size;
 pub use sift_indexer::hybrid::query_identifiers;
@@ -13,7 +14,7 @@ pub use sift_indexer::tokenizer::{CodeTokenizer, tokenize};
 pub use sift_indexer::vectors::{VectorIndex, VectorStore};
 pub use sift_indexer::walk::walk;
 pub use sift_indexer::{
-    Chunker, CodeIndex, EmbedReport, Error, FORMAT_VERSION, Fusion, Hit, IndexConfig, Language,
-    Layout, NoProgress, OpenNotice, Progress, Scope, TextKind, UpdateOptions, UpdateReport,
-    WatchGuard,
+    Aside, Asides, Chunker, CodeIndex, EmbedReport, Error, FORMAT_VERSION, Fusion, Hit,
+    IndexConfig, Language, Layout, NoProgress, OpenNotice, Progress, Scope, TextKind,
+    UpdateOptions, UpdateReport, WatchGuard,
 };

@@ -159,7 +159,11 @@ impl Workspace {
             .map_err(|e| tracing::warn!("{}: memory notes off: {e}", root.display()))
             .ok();
         let embed = config.embed().map_err(|e| e.to_string());
-        Workspace::open(root, opts, embed, walls, progress)
+        let aside = config.leave_aside().unwrap_or_else(|e| {
+            tracing::warn!("{}: {e}; every kind is left aside", root.display());
+            sift_indexer::Asides::ALL
+        });
+        Workspace::open(root, opts, embed, walls, aside, progress)
     }
 
     /// Opens (or creates) the index of `root`. The returned [`Updater`] must be run (see
@@ -169,6 +173,7 @@ impl Workspace {
         opts: UpdateOptions,
         embed: Result<crate::embed::EmbedConfig, String>,
         policy: Option<crate::sandbox::Policy>,
+        leave_aside: sift_indexer::Asides,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> crate::Result<(Arc<Workspace>, Updater)> {
         let store = crate::store::open(root)?;
@@ -193,7 +198,7 @@ impl Workspace {
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
-            core: crate::Workspace::new(index, semantic)?,
+            core: crate::Workspace::new(index, semantic)?.with_leave_aside(leave_aside),
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),

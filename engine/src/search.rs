@@ -14,7 +14,7 @@ use std::str::FromStr;
 
 use serde::Serialize;
 use sift_indexer::search::Terms;
-use sift_indexer::{Fusion, Hit, SearchOptions, Sources};
+use sift_indexer::{Asides, Fusion, Hit, SearchOptions, Sources};
 
 use crate::workspace::Workspace;
 use crate::{Error, Result};
@@ -66,16 +66,38 @@ pub struct Query<'a> {
     pub mode: Option<Mode>,
     /// How many results.
     pub k: usize,
-    /// At most this many results from one file.
+    /// At most this many results from one file (with [`Query::by_file`]: at most this many
+    /// chunks in a file's result).
     pub max_per_file: Option<usize>,
+    /// One result per file (the default): `k` files, each placed by its best chunk, with the
+    /// file's other chunks that matched in [`Found::more`]. `false`: every chunk is a result
+    /// of its own, and a few files can fill the list.
+    pub by_file: bool,
+    /// What semantic and hybrid search leave out unless the query asks for it
+    /// ([`sift_indexer::aside`]); `None`: each workspace's ([`Workspace::leave_aside`], from
+    /// `[search] leave_aside`). Lexical search and hybrid lookups of identifiers keep it.
+    pub leave_aside: Option<Asides>,
     /// How hybrid search fuses (`sift eval` tries others).
     pub fusion: Fusion,
 }
 
 impl<'a> Query<'a> {
-    /// `text` in the default mode, `k` results.
+    /// `text` in the default mode, the first `k` files.
     pub fn new(text: &'a str, k: usize) -> Query<'a> {
-        Query { text, mode: None, k, max_per_file: None, fusion: Fusion::default() }
+        Query {
+            text,
+            mode: None,
+            k,
+            max_per_file: None,
+            by_file: true,
+            leave_aside: None,
+            fusion: Fusion::default(),
+        }
+    }
+
+    /// `text` in the default mode, the first `k` chunks, however many come from one file.
+    pub fn chunks(text: &'a str, k: usize) -> Query<'a> {
+        Query { by_file: false, ..Query::new(text, k) }
     }
 }
 
@@ -84,8 +106,12 @@ impl<'a> Query<'a> {
 pub struct Found {
     /// The workspace's root.
     pub root: PathBuf,
-    /// The chunk; `hit.unsaved` says whether it comes from an unsaved buffer.
+    /// The chunk (a file's best, with [`Query::by_file`]); `hit.unsaved` says whether it comes
+    /// from an unsaved buffer.
     pub hit: Hit,
+    /// With [`Query::by_file`]: the file's other chunks that matched (among the first
+    /// [`sift_indexer::FILE_POOL`] × k of the ranking), best first; otherwise empty.
+    pub more: Vec<Hit>,
 }
 
 /// What a search found.
@@ -108,11 +134,20 @@ pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
     if wanted != Mode::Semantic {
         terms.require()?;
     }
-    let opts = SearchOptions { k: query.k, max_per_file: query.max_per_file };
+    let opts = SearchOptions {
+        k: query.k,
+        max_per_file: query.max_per_file,
+        files: query.by_file,
+        leave_aside: Asides::NONE,
+    };
     let mut lists = Vec::with_capacity(workspaces.len());
     let mut used = Mode::Lexical;
     let mut why_not: Option<String> = None;
     for ws in workspaces {
+        let opts = SearchOptions {
+            leave_aside: query.leave_aside.unwrap_or(ws.leave_aside),
+            ..opts.clone()
+        };
         let (hits, mode) = match search_one(ws, query, &terms, wanted, &opts)? {
             Some(found) => found,
             None => {
@@ -126,7 +161,13 @@ pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
         if mode != Mode::Lexical {
             used = mode;
         }
-        lists.push(hits.into_iter().map(|hit| Found { root: ws.root.clone(), hit }).collect());
+        lists.push(match query.by_file {
+            true => by_file(&ws.root, hits),
+            false => hits
+                .into_iter()
+                .map(|hit| Found { root: ws.root.clone(), hit, more: Vec::new() })
+                .collect(),
+        });
     }
     if wanted == Mode::Semantic && used != Mode::Semantic {
         let why = why_not.unwrap_or_else(|| "no workspace is open".into());
@@ -145,9 +186,11 @@ fn unavailable(ws: &Workspace) -> String {
     }
 }
 
+/// Lexical search keeps every kind of content.
 fn lexical(ws: &Workspace, terms: &Terms, opts: &SearchOptions) -> Result<Vec<Hit>> {
     let overlay = ws.overlay();
-    Ok(Sources::new(&ws.index, Some(&overlay)).lexical(terms, opts)?)
+    let opts = SearchOptions { leave_aside: Asides::NONE, ..opts.clone() };
+    Ok(Sources::new(&ws.index, Some(&overlay)).lexical(terms, &opts)?)
 }
 
 /// One workspace in `wanted` mode: `None` when that needs vectors it does not have.
@@ -184,6 +227,23 @@ fn search_one(
         }
     };
     Ok(Some((hits, wanted)))
+}
+
+/// One result per file of `hits` (best first), in order of each file's best hit; the file's
+/// later hits go to its [`Found::more`].
+fn by_file(root: &std::path::Path, hits: Vec<Hit>) -> Vec<Found> {
+    let mut out: Vec<Found> = Vec::new();
+    let mut at = std::collections::HashMap::<String, usize>::new();
+    for hit in hits {
+        match at.get(&hit.path) {
+            Some(&i) => out[i].more.push(hit),
+            None => {
+                at.insert(hit.path.clone(), out.len());
+                out.push(Found { root: root.to_path_buf(), hit, more: Vec::new() });
+            }
+        }
+    }
+    out
 }
 
 /// Merges per-workspace rankings by rank: every list's first, then every list's second, …;
@@ -229,8 +289,9 @@ mod tests {
             snippet: String::new(),
             key: None,
             unsaved: false,
+            aside: None,
         };
-        Found { root: root.into(), hit }
+        Found { root: root.into(), hit, more: Vec::new() }
     }
 
     #[test]

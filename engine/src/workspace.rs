@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sift_indexer::{CodeIndex, Overlay};
+use sift_indexer::{Asides, CodeIndex, Overlay};
 
 use crate::embeddings::Semantic;
 
@@ -19,6 +19,9 @@ pub struct Workspace {
     overlay: Mutex<Overlay>,
     /// Embeddings (shared with [`Workspace::fork`]s).
     pub semantic: Arc<Semantic>,
+    /// What its natural-language searches leave aside (`[search] leave_aside`; every kind
+    /// unless the configuration says otherwise).
+    pub leave_aside: Asides,
 }
 
 impl Workspace {
@@ -30,7 +33,13 @@ impl Workspace {
             index: Arc::new(index),
             overlay: Mutex::new(Overlay::new()?),
             semantic: Arc::new(semantic),
+            leave_aside: Asides::ALL,
         })
+    }
+
+    /// This workspace, leaving `aside` out of its natural-language searches.
+    pub fn with_leave_aside(self, aside: Asides) -> Workspace {
+        Workspace { leave_aside: aside, ..self }
     }
 
     /// The same index and embeddings with an overlay of its own, empty: the agent's view of
@@ -41,6 +50,7 @@ impl Workspace {
             index: Arc::clone(&self.index),
             overlay: Mutex::new(Overlay::new()?),
             semantic: Arc::clone(&self.semantic),
+            leave_aside: self.leave_aside,
         })
     }
 

@@ -251,9 +251,11 @@ const GENERATED_MARKERS: [&str; 5] =
 /// symbols stay searchable word for word; parsing them would cost a large share of indexing time
 /// (a quarter of the bytes of a typical `cargo vendor` tree) for chunks nobody reads as units.
 pub fn looks_generated(text: &str) -> bool {
-    if text.len() > MAX_PARSED_BYTES {
-        return true;
-    }
+    text.len() > MAX_PARSED_BYTES || says_generated(text)
+}
+
+/// Whether the first lines of `text` (a file's start) say that a tool generated it.
+pub(crate) fn says_generated(text: &str) -> bool {
     let mut head_end = text.len().min(2048);
     while !text.is_char_boundary(head_end) {
         head_end -= 1;

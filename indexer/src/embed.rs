@@ -173,23 +173,21 @@ pub enum Scope {
     /// Every chunk.
     #[default]
     All,
-    /// Every chunk but translation catalogs ([`is_translation`]), which are marked as left out:
-    /// what a slow model (the progressive upgrade) embeds. On Django they are 38 % of the
-    /// chunks; they stay searchable by their words.
-    NoTranslations,
+    /// Every chunk but what natural-language ranking leaves aside ([`crate::aside`]:
+    /// translation catalogs, lock files, minified, vendored and generated code), which is
+    /// marked as left out: what a slow model (the progressive upgrade) embeds. On Django the
+    /// catalogs alone are 38 % of the chunks; all of it stays searchable by its words.
+    NoAside,
 }
-
-/// Directories that hold translations.
-const TRANSLATION_DIRS: &[&str] = &["locale", "locales", "i18n", "l10n", "translations"];
 
 /// Whether a chunk is part of a translation catalog: a text file (not code) under a
 /// translations directory, such as gettext's `locale/de/LC_MESSAGES/django.po`.
 pub fn is_translation(path: &str, language: &str) -> bool {
-    !is_code(language) && path.split('/').any(|part| TRANSLATION_DIRS.contains(&part))
+    crate::aside::classify(path, language, "", false) == Some(crate::aside::Aside::Translation)
 }
 
 fn is_code(language: &str) -> bool {
-    !matches!(language, "text" | "markdown" | "json" | "yaml" | "toml" | "xml" | "html")
+    !crate::aside::is_text(language)
 }
 
 /// Order in which chunks are embedded: lower first. First-party source code, then other text

@@ -20,6 +20,9 @@ use tantivy::postings::Postings;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocSet, Searcher, TERMINATED, Term};
 
+use tantivy::DocAddress;
+
+use crate::aside::{Aside, Asides, classify_path};
 use crate::error::{Error, Result};
 use crate::schema::Fields;
 
@@ -37,6 +40,8 @@ pub const FILE_PATH_BOOST: f32 = 1.5;
 #[derive(Debug, PartialEq)]
 pub struct FileMap {
     files: Vec<String>,
+    /// What each file is by its path alone, when natural-language ranking leaves it aside.
+    aside: Vec<Option<Aside>>,
     lengths: Vec<u64>,
     /// Per segment: the file of each document (`u32::MAX`: none, or deleted).
     of_doc: Vec<Vec<u32>>,
@@ -53,6 +58,7 @@ impl FileMap {
         let mut index_of: HashMap<String, u32> = HashMap::new();
         let mut map = FileMap {
             files: Vec::new(),
+            aside: Vec::new(),
             lengths: Vec::new(),
             of_doc: Vec::new(),
             segments: searcher.generation().segments().clone(),
@@ -87,7 +93,23 @@ impl FileMap {
             }
             map.of_doc.push(of_doc);
         }
+        map.aside = map.files.iter().map(|p| classify_path(p)).collect();
         Ok(map)
+    }
+
+    /// Whether the document at `addr` is in a file that `aside` leaves out of a ranking of a
+    /// query with `tokens`, by the file's path alone (a cut before reading the document; what
+    /// only its content shows is cut after).
+    pub(crate) fn leaves_out(&self, addr: DocAddress, aside: Asides, tokens: &[&str]) -> bool {
+        let Some(&file) =
+            self.of_doc.get(addr.segment_ord as usize).and_then(|s| s.get(addr.doc_id as usize))
+        else {
+            return false;
+        };
+        match (self.aside.get(file as usize), self.files.get(file as usize)) {
+            (Some(kind), Some(path)) => aside.leaves_out(*kind, path, tokens),
+            _ => false,
+        }
     }
 
     /// True when it was built from `searcher`'s very segments and deletions.

@@ -13,10 +13,11 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, TantivyDocument};
 
-use crate::embed::{Embedder, Scope, embed_text, is_translation, priority};
+use crate::aside::classify;
+use crate::embed::{Embedder, Scope, embed_text, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
-use crate::search::{Hit, SearchOptions, Terms, collect_hits};
+use crate::search::{Hit, Keep, SearchOptions, Terms, collect_hits};
 use crate::update::Progress;
 use crate::vectors::{Similarities, VectorIndex, VectorStore, live_keys};
 
@@ -49,7 +50,7 @@ pub struct EmbedReport {
     pub chunks: u64,
     /// Chunks with a vector now, or left out on purpose (see `left_out`).
     pub with_vectors: u64,
-    /// Chunks this run marked as left out rather than embedding them ([`Scope::NoTranslations`]).
+    /// Chunks this run marked as left out rather than embedding them ([`Scope::NoAside`]).
     pub left_out: u64,
     /// True when the run was stopped before every chunk had a vector.
     pub interrupted: bool,
@@ -144,7 +145,9 @@ impl CodeIndex {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
             let path = str_of(&doc, f.path).unwrap_or_default();
             let lang = str_of(&doc, f.lang).unwrap_or_default();
-            if scope == Scope::NoTranslations && is_translation(&path, &lang) {
+            let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or("");
+            let head = doc.get_first(f.start_line).and_then(|v| v.as_u64()).unwrap_or(0) <= 1;
+            if scope == Scope::NoAside && classify(&path, &lang, content, head).is_some() {
                 left_out.push(key);
                 continue;
             }
@@ -205,13 +208,20 @@ impl CodeIndex {
         let f = &self.fields;
         let where_ = &self.layout.index_dir;
         let wanted: HashSet<&str> = query.tokens().iter().map(String::as_str).collect();
-        // Filtering needs the document; fetch a few times k and widen when that is not enough.
-        let mut depth = opts.k.max(1) * 4;
+        // Filtering needs the document; fetch a few times k (a list of files reads its pool)
+        // and widen when that is not enough.
+        let mut depth = if opts.files { opts.depth() } else { opts.k.max(1) * 4 };
+        let map = self.aside_map(searcher, opts.leave_aside)?;
+        let tokens: Vec<&str> = query.tokens().iter().map(String::as_str).collect();
         loop {
-            let top = sims.top(depth);
+            let mut top = sims.top(depth);
             let exhausted = top.len() < depth;
-            let hits = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
-            if hits.len() >= opts.k || exhausted || depth >= 1 << 16 {
+            // What the file's path leaves aside is cut before its document is read.
+            if let Some(map) = &map {
+                top.retain(|(_, addr)| !map.leaves_out(*addr, opts.leave_aside, &tokens));
+            }
+            let (hits, satisfied) = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
+            if satisfied || exhausted || depth >= 1 << 16 {
                 return Ok(hits);
             }
             depth *= 4;
@@ -453,21 +463,17 @@ fn fuse_scored(
     let mut ranked: Vec<(f32, usize)> = scores.into_values().collect();
     // Ties go to the earlier (lexical-first) hit, so the order is deterministic.
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-    let mut per_file = HashMap::<String, usize>::new();
+    let mut keep = Keep::new(opts);
     let mut out = Vec::with_capacity(opts.k);
     let mut slots: Vec<Option<Hit>> = all.into_iter().map(Some).collect();
     for (score, i) in ranked {
         let Some(mut hit) = slots[i].take() else { continue };
-        if let Some(max) = opts.max_per_file {
-            let n = per_file.entry(hit.path.clone()).or_default();
-            if *n >= max {
-                continue;
-            }
-            *n += 1;
+        if !keep.admit(&hit.path) {
+            continue;
         }
         hit.score = score;
         out.push(hit);
-        if out.len() == opts.k {
+        if keep.full() {
             break;
         }
     }
@@ -530,6 +536,7 @@ mod tests {
             snippet: String::new(),
             key: None,
             unsaved: false,
+            aside: None,
         }
     }
 
@@ -564,7 +571,7 @@ mod tests {
     fn a_chunk_in_both_lists_beats_chunks_in_one() {
         let lexical = vec![hit("a", 1), hit("b", 1), hit("c", 1)];
         let semantic = vec![hit("d", 1), hit("c", 1), hit("e", 1)];
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         let fused = fuse("q", lexical, semantic, None, &opts, &rrf());
         assert_eq!(order(&fused)[0], ("c", 1));
         // c: 1/63 + 1/62; a and d: 1/61 each (tie: lexical first); then b, e.
@@ -577,7 +584,7 @@ mod tests {
     fn weights_tilt_the_fusion() {
         let lexical = vec![hit("a", 1)];
         let semantic = vec![hit("b", 1)];
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         let fusion = Fusion { semantic: 2.0, ..rrf() };
         assert_eq!(
             order(&fuse("q", lexical, semantic, None, &opts, &fusion)),
@@ -589,7 +596,7 @@ mod tests {
     fn per_file_limit_and_k_apply_after_fusion() {
         let lexical = vec![hit("a", 1), hit("a", 9), hit("b", 1)];
         let semantic = vec![hit("a", 9), hit("a", 20), hit("c", 1)];
-        let opts = SearchOptions { k: 2, max_per_file: Some(1) };
+        let opts = SearchOptions { max_per_file: Some(1), ..SearchOptions::top(2) };
         let fused = fuse("q", lexical, semantic, None, &opts, &rrf());
         assert_eq!(order(&fused), [("a", 9), ("b", 1)]);
     }
@@ -616,7 +623,7 @@ mod tests {
         other.symbol = Some("bulk_create".into());
         other.container = Some("Manager".into());
         let caller = hit("forms.py", 7);
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         let lexical = vec![other.clone(), def.clone(), caller.clone()];
         let semantic = vec![caller.clone(), other.clone(), def.clone()];
         let fused = |fusion: &Fusion| {
@@ -652,7 +659,7 @@ mod tests {
         def.symbol = Some("slugify".into());
         let lexical = vec![scored("filters.py", 10.0, 2), def, scored("gdal.py", 2.0, 3)];
         let semantic = vec![scored("autoreload.py", 0.9, 4), scored("feeds.py", 0.89, 5)];
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         let fusion = Fusion::default();
         let fused = fuse(
             "where is the slugify function",
@@ -699,7 +706,7 @@ mod tests {
         let lexical = vec![scored("sql/where.py", 10.0, 1), scored("answer.py", 8.0, 2)];
         let semantic = vec![scored("answer.py", 0.60, 2), scored("sql/where.py", 0.32, 1)];
         let corpus = Corpus { sims: HashMap::from([(1, 0.32), (2, 0.60)]), floor: 0.30 };
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         let query = "how do we stop other sites from framing our pages";
         let first = |model: &str| {
             let fusion = Fusion::default().for_model(model);
@@ -725,7 +732,7 @@ mod tests {
             scored("window.py", 1.0, 4),
         ];
         let semantic = vec![scored("autoreload.py", 0.45, 5), scored("feeds.py", 0.449, 6)];
-        let opts = SearchOptions { k: 10, max_per_file: None };
+        let opts = SearchOptions::top(10);
         // Not routed: no word of this query names a symbol among the lexical hits.
         let query = "turn a title into a url fragment";
         let fusion = Fusion::default();

@@ -176,6 +176,16 @@ impl CodeIndex {
     /// The documents of `searcher` (one of this index's) grouped by file, for file-level
     /// scores: built again only when its segments or their deletions differ from the last
     /// searcher's (a commit), so a server's queries share one.
+    /// With `aside` to leave out, the file map that tells, by path, which documents it leaves
+    /// out of a query with `tokens` before they are read (`None`: nothing to leave out).
+    pub(crate) fn aside_map(
+        &self,
+        searcher: &tantivy::Searcher,
+        aside: crate::Asides,
+    ) -> Result<Option<std::sync::Arc<crate::files::FileMap>>> {
+        if aside.is_empty() { Ok(None) } else { self.file_map(searcher).map(Some) }
+    }
+
     pub(crate) fn file_map(
         &self,
         searcher: &tantivy::Searcher,

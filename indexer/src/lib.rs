@@ -20,6 +20,7 @@
 //! # }
 //! ```
 
+pub mod aside;
 pub mod chunk;
 pub mod config;
 pub mod embed;
@@ -43,6 +44,7 @@ pub mod update;
 pub mod vectors;
 pub mod walk;
 
+pub use aside::{Aside, Asides};
 pub use chunk::{Chunk, ChunkKind, Chunker};
 pub use config::IndexConfig;
 pub use embed::{EmbedError, Embedder, Scope, TextKind};
@@ -52,7 +54,7 @@ pub use index::{CodeIndex, FORMAT_VERSION, OpenNotice};
 pub use lang::Language;
 pub use layout::{Layout, STORE_ENTRIES, WatchGuard};
 pub use overlay::Overlay;
-pub use search::{Hit, SearchOptions};
+pub use search::{FILE_POOL, Hit, SearchOptions};
 pub use secrets::{DEFAULT_SECRET_PATTERNS, SecretPatterns};
 pub use sources::Sources;
 pub use store::{Entry, Registry, Store};

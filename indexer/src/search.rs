@@ -11,6 +11,7 @@ use tantivy::{TantivyDocument, Term};
 
 use std::path::Path;
 
+use crate::aside::{Aside, Asides, classify};
 use crate::error::{Error, Result};
 use crate::index::{CodeIndex, Fields};
 use crate::tokenizer::tokenize;
@@ -29,11 +30,93 @@ pub struct SearchOptions {
     pub k: usize,
     /// At most this many hits from one file (`None`: no limit).
     pub max_per_file: Option<usize>,
+    /// `k` counts files, not hits: the hits of the first `k` files of the ranking (within
+    /// `max_per_file`), read [`FILE_POOL`] times `k` deep, so that a file's place is its best
+    /// hit's and its other hits come along (the list a user is shown, grouped by file).
+    pub files: bool,
+    /// Chunks of these kinds ([`crate::aside`]) are left out unless the query asks for them
+    /// (natural-language ranking; lexical search keeps them).
+    pub leave_aside: Asides,
+}
+
+impl SearchOptions {
+    /// The first `k` hits, however many come from one file.
+    pub fn top(k: usize) -> SearchOptions {
+        SearchOptions { k, max_per_file: None, files: false, leave_aside: Asides::NONE }
+    }
+
+    /// The hits of the first `k` files (see [`SearchOptions::files`]).
+    pub fn files(k: usize) -> SearchOptions {
+        SearchOptions { files: true, ..SearchOptions::top(k) }
+    }
+
+    /// How deep a ranking is read before its filters apply: `k`, or for a list of files
+    /// [`FILE_POOL`] times `k`.
+    pub(crate) fn depth(&self) -> usize {
+        if self.files { self.k.max(1) * FILE_POOL } else { self.k.max(1) }
+    }
 }
 
 impl Default for SearchOptions {
     fn default() -> Self {
-        SearchOptions { k: 10, max_per_file: None }
+        SearchOptions::top(10)
+    }
+}
+
+/// For a list of files ([`SearchOptions::files`]): each ranking is read this many times `k`
+/// deep, which is where a file's other hits are found (hybrid search reads
+/// [`crate::Fusion::depth`], 50, which is this for the default ten).
+pub const FILE_POOL: usize = 5;
+
+/// What a list keeps of a ranking read best first: `opts.k` hits, or every hit of the first
+/// `opts.k` files ([`SearchOptions::files`]), at most `opts.max_per_file` from one file. The
+/// one rule of every list's cut (lexical, semantic, fused, and the merge of the index with the
+/// unsaved buffers).
+pub(crate) struct Keep<'o> {
+    opts: &'o SearchOptions,
+    per_file: std::collections::HashMap<String, usize>,
+    hits: usize,
+}
+
+impl<'o> Keep<'o> {
+    pub(crate) fn new(opts: &'o SearchOptions) -> Keep<'o> {
+        Keep { opts, per_file: std::collections::HashMap::new(), hits: 0 }
+    }
+
+    /// Whether the next hit, from `path`, is kept (and counts it when it is).
+    pub(crate) fn admit(&mut self, path: &str) -> bool {
+        if self.full() {
+            return false;
+        }
+        let files = self.per_file.len();
+        let n = match self.per_file.get_mut(path) {
+            Some(n) => n,
+            None if self.opts.files && files >= self.opts.k => return false,
+            None => self.per_file.entry(path.to_string()).or_default(),
+        };
+        if self.opts.max_per_file.is_some_and(|max| *n >= max) {
+            return false;
+        }
+        *n += 1;
+        self.hits += 1;
+        true
+    }
+
+    /// No later hit can be kept: `k` hits (a list of hits), or never (a list of files keeps
+    /// its files' later hits to the end of what was read).
+    pub(crate) fn full(&self) -> bool {
+        !self.opts.files && self.hits >= self.opts.k
+    }
+
+    /// The list has what it asked for: `k` hits, or hits from `k` files.
+    pub(crate) fn satisfied(&self) -> bool {
+        if self.opts.files { self.per_file.len() >= self.opts.k } else { self.full() }
+    }
+
+    /// `hits` (best first) cut by this rule.
+    pub(crate) fn cut(opts: &SearchOptions, hits: Vec<Hit>) -> Vec<Hit> {
+        let mut keep = Keep::new(opts);
+        hits.into_iter().filter(|h| keep.admit(&h.path)).collect()
     }
 }
 
@@ -67,6 +150,11 @@ pub struct Hit {
     /// from the file on disk (not part of the JSON contract).
     #[serde(skip)]
     pub unsaved: bool,
+    /// What kind of content the chunk is when natural-language ranking leaves it aside
+    /// ([`crate::aside`]): `"translation"`, `"lock"`, `"minified"`, `"vendored"`,
+    /// `"generated"`; absent for everything else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aside: Option<Aside>,
 }
 
 impl CodeIndex {
@@ -163,7 +251,7 @@ pub(crate) fn search_reader(
     skip: &dyn Fn(&str) -> bool,
 ) -> Result<Vec<Hit>> {
     let searcher = reader.searcher();
-    search_searcher(&searcher, &searcher, f, where_, query, opts, skip)
+    search_searcher(&searcher, &searcher, f, where_, query, opts, skip, None)
 }
 
 /// The BM25 query of sift's schema for these search tokens: each token in the content, the
@@ -188,8 +276,13 @@ fn lexical_query(f: &Fields, tokens: &[String]) -> BooleanQuery {
     BooleanQuery::new(clauses)
 }
 
+/// Leaves a document out before it is read (what [`crate::files::FileMap`] knows leaves aside).
+pub(crate) type Early<'a> = Option<&'a dyn Fn(tantivy::DocAddress) -> bool>;
+
 /// Runs a query against one searcher, scoring with the BM25 statistics of `stats` (the searcher
-/// itself, or a corpus it is part of: see [`crate::sources`]).
+/// itself, or a corpus it is part of: see [`crate::sources`]); `early` leaves documents out
+/// before they are read.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn search_searcher(
     searcher: &tantivy::Searcher,
     stats: &dyn Bm25StatisticsProvider,
@@ -198,10 +291,11 @@ pub(crate) fn search_searcher(
     query: &Terms,
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
+    early: Early<'_>,
 ) -> Result<Vec<Hit>> {
     let tokens = query.require()?;
     let query = lexical_query(f, tokens);
-    let mut fetch = opts.k.max(1);
+    let mut fetch = opts.depth();
     let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
     loop {
         let top = searcher
@@ -212,8 +306,12 @@ pub(crate) fn search_searcher(
             )
             .map_err(|e| Error::tantivy(where_, e))?;
         let exhausted = top.len() < fetch;
-        let hits = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
-        if hits.len() >= opts.k {
+        let mut top = top;
+        if let Some(early) = early {
+            top.retain(|(_, addr)| !early(*addr));
+        }
+        let (hits, satisfied) = collect_hits(searcher, f, where_, top, opts, skip, &wanted)?;
+        if satisfied {
             return Ok(hits);
         }
         // Filters left too few: look further down the ranking.
@@ -224,8 +322,8 @@ pub(crate) fn search_searcher(
     }
 }
 
-/// Turns scored documents (best first) into at most `opts.k` hits, leaving out files for which
-/// `skip` is true and keeping `opts.max_per_file`.
+/// Turns scored documents (best first) into the hits `opts` asks for ([`Keep`]), leaving out
+/// files for which `skip` is true; and whether that is all it asked for.
 pub(crate) fn collect_hits(
     searcher: &tantivy::Searcher,
     f: &Fields,
@@ -234,23 +332,20 @@ pub(crate) fn collect_hits(
     opts: &SearchOptions,
     skip: &dyn Fn(&str) -> bool,
     wanted: &HashSet<&str>,
-) -> Result<Vec<Hit>> {
-    let mut per_file = std::collections::HashMap::<String, usize>::new();
+) -> Result<(Vec<Hit>, bool)> {
+    let mut keep = Keep::new(opts);
     let mut hits = Vec::with_capacity(opts.k);
+    let tokens: Vec<&str> = wanted.iter().copied().collect();
     for (score, addr) in top {
         let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
         let path = doc.get_first(f.path).and_then(|v| v.as_str()).unwrap_or_default();
         if skip(path) {
             continue;
         }
-        if let Some(max) = opts.max_per_file {
-            let n = per_file.entry(path.to_string()).or_default();
-            if *n >= max {
-                continue;
-            }
-            *n += 1;
-        }
         let mut hit = hit_from_doc(f, &doc, score, wanted);
+        if opts.leave_aside.leaves_out(hit.aside, &hit.path, &tokens) || !keep.admit(&hit.path) {
+            continue;
+        }
         hit.key = searcher
             .segment_reader(addr.segment_ord)
             .fast_fields()
@@ -258,11 +353,11 @@ pub(crate) fn collect_hits(
             .ok()
             .and_then(|column| column.first(addr.doc_id));
         hits.push(hit);
-        if hits.len() >= opts.k {
+        if keep.full() {
             break;
         }
     }
-    Ok(hits)
+    Ok((hits, keep.satisfied()))
 }
 
 /// Makes a [`Hit`] of a stored chunk document; `wanted` (query tokens) picks the snippet line.
@@ -277,15 +372,18 @@ pub(crate) fn hit_from_doc(
     let start_line = num(f.start_line);
     let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or_default();
     let (match_line, snippet) = snippet(content, start_line, wanted);
+    let path = text(f.path).unwrap_or_default();
+    let language = text(f.lang).unwrap_or_default();
     Hit {
-        path: text(f.path).unwrap_or_default(),
+        aside: classify(&path, &language, content, start_line <= 1),
+        path,
         start_line,
         end_line: num(f.end_line),
         score,
         symbol: text(f.symbol),
         kind: text(f.kind).unwrap_or_default(),
         container: text(f.container),
-        language: text(f.lang).unwrap_or_default(),
+        language,
         match_line,
         snippet,
         key: None,

@@ -17,12 +17,13 @@ use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
+use crate::aside::{Asides, classify_path};
 use crate::error::Result;
 use crate::files::{FileMap, Part, file_scores};
-use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files};
+use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files, query_identifiers};
 use crate::index::CodeIndex;
 use crate::overlay::Overlay;
-use crate::search::{Hit, SearchOptions, Terms, collect_hits, search_searcher};
+use crate::search::{Early, Hit, Keep, SearchOptions, Terms, collect_hits, search_searcher};
 use crate::vectors::{Similarities, VectorIndex, dot_i8, inverse_norm, live_keys, quantized_query};
 
 /// Where `Hit`s of unsaved buffers come from, in error messages.
@@ -88,14 +89,28 @@ impl<'a> Sources<'a> {
         let disk = self.index.reader.searcher();
         let f = &self.index.fields;
         let where_ = &self.index.layout.index_dir;
+        let map = self.index.aside_map(&disk, opts.leave_aside)?;
+        let tokens: Vec<&str> = query.tokens().iter().map(String::as_str).collect();
+        let leaves_out = |addr: DocAddress| {
+            map.as_ref().is_some_and(|m| m.leaves_out(addr, opts.leave_aside, &tokens))
+        };
+        let early: Early<'_> = map.as_ref().map(|_| &leaves_out as &dyn Fn(DocAddress) -> bool);
         let Some(overlay) = self.overlay else {
-            return search_searcher(&disk, &disk, f, where_, query, opts, &|_| false);
+            return search_searcher(&disk, &disk, f, where_, query, opts, &|_| false, early);
         };
         let memory = overlay.searcher();
         let both = [&disk, &memory];
         let stats = Union(&both);
-        let mut hits =
-            search_searcher(&disk, &stats, f, where_, query, opts, &|p| overlay.contains(p))?;
+        let mut hits = search_searcher(
+            &disk,
+            &stats,
+            f,
+            where_,
+            query,
+            opts,
+            &|p| overlay.contains(p),
+            early,
+        )?;
         let unsaved = search_searcher(
             &memory,
             &stats,
@@ -104,12 +119,12 @@ impl<'a> Sources<'a> {
             query,
             opts,
             &|_| false,
+            None,
         )?;
         hits.extend(unsaved.into_iter().map(|h| Hit { unsaved: true, ..h }));
         // Stable: ties keep the on-disk hit first.
         hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-        hits.truncate(opts.k);
-        Ok(hits)
+        Ok(Keep::cut(opts, hits))
     }
 
     /// The query's similarity to every overlay chunk: its own vector (see
@@ -155,7 +170,7 @@ impl<'a> Sources<'a> {
         {
             let wanted: HashSet<&str> = query.tokens().iter().map(String::as_str).collect();
             let memory = overlay.searcher();
-            let unsaved = collect_hits(
+            let (unsaved, _) = collect_hits(
                 &memory,
                 overlay.fields(),
                 Path::new(MEMORY),
@@ -166,7 +181,7 @@ impl<'a> Sources<'a> {
             )?;
             hits.extend(unsaved.into_iter().map(|h| Hit { unsaved: true, ..h }));
             hits.sort_by(|a, b| b.score.total_cmp(&a.score));
-            hits.truncate(opts.k);
+            hits = Keep::cut(opts, hits);
         }
         Ok((hits, by_key))
     }
@@ -193,17 +208,46 @@ impl<'a> Sources<'a> {
         opts: &SearchOptions,
         fusion: &Fusion,
     ) -> Result<Vec<Hit>> {
-        let depth = SearchOptions { k: fusion.depth.max(opts.k), max_per_file: None };
-        let lexical = match self.lexical(query, &depth) {
-            Ok(hits) => hits,
-            Err(crate::Error::EmptyQuery(_)) => Vec::new(),
-            Err(e) => return Err(e),
+        // Each ranking is read `depth` deep whatever the list keeps of the fused one (a list of
+        // files as well: hybrid's pool is the fusion's). A query that names an identifier is a
+        // lookup: its lexical ranking keeps what natural-language ranking leaves aside.
+        let depth = SearchOptions {
+            leave_aside: opts.leave_aside,
+            ..SearchOptions::top(fusion.depth.max(opts.k))
         };
+        let lookup = !query_identifiers(query.text()).is_empty();
+        let lexical_depth = SearchOptions {
+            leave_aside: if lookup { Asides::NONE } else { opts.leave_aside },
+            ..depth.clone()
+        };
+        let lexical_of = |opts: &SearchOptions| match self.lexical(query, opts) {
+            Ok(hits) => Ok(hits),
+            Err(crate::Error::EmptyQuery(_)) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
+        let mut lexical = lexical_of(&lexical_depth)?;
+        // Words that only content left aside holds ("Versuchen", a catalog's): that content is
+        // what the query asks for, and its lexical ranking keeps it.
+        let mut lookup = lookup;
+        if lexical.is_empty() && !lexical_depth.leave_aside.is_empty() {
+            lexical = lexical_of(&SearchOptions { leave_aside: Asides::NONE, ..depth.clone() })?;
+            lookup = !lexical.is_empty();
+        }
         let sims = vectors.similarities(query_vec);
         let (semantic, unsaved) = self.semantic_with(&sims, query, query_vec, &depth)?;
         let corpus = WithOverlay { disk: &sims, unsaved };
         let files = match fusion.file_weight > 0.0 || fusion.routed_file_weight > 0.0 {
-            true => Some(self.file_scores(query)?),
+            true => {
+                let mut files = self.file_scores(query)?;
+                // A file left aside is no yardstick for the others' file scores.
+                if !lookup && !opts.leave_aside.is_empty() {
+                    let tokens: Vec<&str> = query.tokens().iter().map(String::as_str).collect();
+                    files.retain(|path, _| {
+                        !opts.leave_aside.leaves_out(classify_path(path), path, &tokens)
+                    });
+                }
+                Some(files)
+            }
             false => None,
         };
         Ok(fuse_with_files(query, lexical, semantic, Some(&corpus), files.as_ref(), opts, fusion))

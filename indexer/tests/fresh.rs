@@ -64,7 +64,7 @@ fn indexed_tree() -> (tempfile::TempDir, CodeIndex) {
 }
 
 fn files(index: &CodeIndex, query: &str) -> Vec<String> {
-    let hits = index.search(query, &SearchOptions { k: 20, max_per_file: None }).unwrap();
+    let hits = index.search(query, &SearchOptions::top(20)).unwrap();
     let mut paths: Vec<String> = hits.into_iter().map(|h| h.path).collect();
     paths.dedup();
     paths

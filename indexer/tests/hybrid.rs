@@ -41,7 +41,7 @@ fn the_similarity_lookup_agrees_with_the_semantic_ranking() {
     let query = "compress the response body";
     let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
     let sims = vectors.similarities(&qv);
-    let opts = SearchOptions { k: 10, max_per_file: None };
+    let opts = SearchOptions::top(10);
     let semantic = index.semantic_hits(&sims, &query.into(), &opts, &|_| false).unwrap();
     assert_eq!(semantic.len(), 5);
     assert_eq!(semantic[0].path, "a.py");
@@ -83,9 +83,8 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     let (index, _) = CodeIndex::open_or_create(&store).unwrap();
     index.update(&UpdateOptions::default(), &NoProgress).unwrap();
     let stop = AtomicBool::new(false);
-    let report = index
-        .embed_missing(&Words, sift_indexer::Scope::NoTranslations, 16, &NoProgress, &stop)
-        .unwrap();
+    let report =
+        index.embed_missing(&Words, sift_indexer::Scope::NoAside, 16, &NoProgress, &stop).unwrap();
     assert_eq!(report.left_out, 1, "{report:?}");
     assert_eq!(report.embedded, 6, "{report:?}");
     assert_eq!(report.with_vectors, report.chunks, "left-out chunks count as covered: {report:?}");
@@ -97,7 +96,7 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     let query = "compress the response body";
     let qv = Words.embed(&[query], TextKind::Query).unwrap().remove(0);
     let sims = vectors.similarities(&qv);
-    let opts = SearchOptions { k: 10, max_per_file: None };
+    let opts = SearchOptions::top(10);
     let semantic = index.semantic_hits(&sims, &query.into(), &opts, &|_| false).unwrap();
     let paths: Vec<&str> = semantic.iter().map(|h| h.path.as_str()).collect();
     assert!(!paths.contains(&"locale/de/LC_MESSAGES/django.po"), "{paths:?}");
@@ -107,9 +106,8 @@ fn a_pass_without_translations_leaves_them_out_but_counts_them_covered() {
     assert_eq!(lexical[0].path, "locale/de/LC_MESSAGES/django.po");
 
     // A second pass of the same scope has nothing left to do: the mark is stored.
-    let again = index
-        .embed_missing(&Words, sift_indexer::Scope::NoTranslations, 16, &NoProgress, &stop)
-        .unwrap();
+    let again =
+        index.embed_missing(&Words, sift_indexer::Scope::NoAside, 16, &NoProgress, &stop).unwrap();
     assert_eq!((again.embedded, again.left_out), (0, 0), "{again:?}");
 
     // The same model made the main one (`[embed] model`, upgrade off) embeds everything: the
@@ -174,7 +172,7 @@ fn a_file_whose_chunks_and_path_together_answer_leads_with_the_file_score() {
     let vstore = index.vector_store(&Words).unwrap();
     let vectors = index.vector_index(&vstore).unwrap();
     let qv = Words.embed(&[SQLITE_QUERY], TextKind::Query).unwrap().remove(0);
-    let opts = SearchOptions { k: 5, max_per_file: None };
+    let opts = SearchOptions::top(5);
     let sources = sift_indexer::Sources::new(&index, None);
     let first = |fusion: &Fusion| {
         sources.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, fusion).unwrap()[0].path.clone()
@@ -196,7 +194,7 @@ fn the_file_score_of_a_file_open_in_the_editor_comes_from_its_unsaved_text() {
     overlay.set("backends/sqlite/base.py", SQLITE_BASE).unwrap();
     overlay.embed_missing(&Words, &|_| false).unwrap();
     let qv = Words.embed(&[SQLITE_QUERY], TextKind::Query).unwrap().remove(0);
-    let opts = SearchOptions { k: 5, max_per_file: None };
+    let opts = SearchOptions::top(5);
     let sources = sift_indexer::Sources::new(&index, Some(&overlay));
     let without = Fusion { file_weight: 0.0, routed_file_weight: 0.0, ..Fusion::default() };
     let plain = sources.hybrid(&vectors, &SQLITE_QUERY.into(), &qv, &opts, &without).unwrap();

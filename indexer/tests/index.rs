@@ -52,7 +52,7 @@ fn update(root: &Path) -> (CodeIndex, UpdateReport) {
 }
 
 fn paths(index: &CodeIndex, query: &str) -> Vec<String> {
-    let hits = index.search(query, &SearchOptions { k: 50, max_per_file: None }).unwrap();
+    let hits = index.search(query, &SearchOptions::top(50)).unwrap();
     let mut paths: Vec<String> = hits.into_iter().map(|h| h.path).collect();
     paths.dedup();
     paths
@@ -401,7 +401,9 @@ fn per_file_limit_spreads_results() {
     write(root, "many.rs", many);
     write(root, "one.rs", "fn widget() {}\n");
     let (index, _) = update(root);
-    let hits = index.search("widget", &SearchOptions { k: 3, max_per_file: Some(1) }).unwrap();
+    let hits = index
+        .search("widget", &SearchOptions { max_per_file: Some(1), ..SearchOptions::top(3) })
+        .unwrap();
     let files: Vec<_> = hits.iter().map(|h| h.path.as_str()).collect();
     assert_eq!(files.len(), 2);
     assert!(files.contains(&"many.rs") && files.contains(&"one.rs"));

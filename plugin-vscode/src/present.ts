@@ -72,7 +72,9 @@ export function oneLine(snippet: string, max = 160): string {
 export function resultRow(r: SearchResult): ResultRow {
     const line = r.matchLine + 1;
     const name = r.symbol ? (r.container ? `${r.container}::${r.symbol}` : r.symbol) : `${basename(r.path)}:${line}`;
-    const description = `${r.path}:${line}${r.unsaved ? ' (unsaved)' : ''}`;
+    const others = r.more?.length ?? 0;
+    const more = others > 0 ? ` · +${others} more in this file` : '';
+    const description = `${r.path}:${line}${r.unsaved ? ' (unsaved)' : ''}${more}`;
     return { label: `$(${kindIcon(r.kind)}) ${name}`, description, detail: oneLine(r.snippet) };
 }
 

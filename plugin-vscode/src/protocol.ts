@@ -45,6 +45,8 @@ export interface SearchResult {
     language: string;
     snippet: string;
     unsaved: boolean;
+    /** The file's other matching chunks, best first (each result is a file; absent when none). */
+    more?: SearchResult[];
 }
 
 export type CoverageState = 'indexing' | 'ready' | 'waiting' | 'failed';

@@ -2,7 +2,8 @@
 // and the `initializationOptions` that mirror `.sift/config.toml`. Pure (no `vscode`).
 //
 // Two kinds of settings live under `sift.`:
-//   - the plugin's own (PLUGIN_SECTIONS: how to find and run the server, how to search);
+//   - the plugin's own (PLUGIN_SECTIONS and PLUGIN_SETTINGS: how to find and run the server, how
+//     the search view asks);
 //   - mirrors of the server's `.sift/config.toml`: `sift.<table>.<camelCaseKey>` for
 //     `[table] snake_case_key`. They default to null (= use the repository's config.toml or the
 //     server's default) and are sent, when set, as `initializationOptions.<table>.<snake_key>`.
@@ -11,7 +12,9 @@
 import type { SearchSettings } from './present';
 
 /** Settings sections that belong to the plugin, not to the server's config.toml. */
-export const PLUGIN_SECTIONS = ['serverPath', 'server', 'search', 'trace'];
+export const PLUGIN_SECTIONS = ['serverPath', 'server', 'trace'];
+/** The search view's own settings, in a table the server's configuration also has (`[search]`). */
+export const PLUGIN_SETTINGS = ['sift.search.maxResults', 'sift.search.mode', 'sift.search.maxPerFile'];
 
 /** Reads one setting under `sift.` (vscode's WorkspaceConfiguration fits). */
 export interface SettingsSource {
@@ -29,7 +32,7 @@ export function snakeToCamel(name: string): string {
 /** Splits `sift.index.maxFileSize` into the config.toml table and key, or undefined for a plugin setting. */
 export function serverConfigKey(setting: string): { table: string; key: string } | undefined {
     const parts = setting.split('.');
-    if (parts.length !== 3 || parts[0] !== 'sift' || PLUGIN_SECTIONS.includes(parts[1])) {
+    if (parts.length !== 3 || parts[0] !== 'sift' || PLUGIN_SECTIONS.includes(parts[1]) || PLUGIN_SETTINGS.includes(setting)) {
         return undefined;
     }
     return { table: parts[1], key: camelToSnake(parts[2]) };

@@ -59,6 +59,10 @@ test('a result row: icon and symbol, path:line (1-based), snippet on one line', 
     const text = resultRow(result({ symbol: null, kind: 'lines', path: 'docs/guide.md', matchLine: 0 }));
     assert.equal(text.label, '$(file-text) guide.md:1');
     assert.equal(resultRow(result({ kind: 'something-new' })).label, '$(symbol-misc) parse_config');
+    // Each result is a file: its other matching chunks are counted on its row.
+    const grouped = resultRow(result({ more: [result({ matchLine: 40 }), result({ matchLine: 80 })] }));
+    assert.equal(grouped.description, 'src/config.rs:12 · +2 more in this file');
+    assert.equal(resultRow(result({ more: [] })).description, 'src/config.rs:12');
 });
 
 test('long snippets are cut', () => {

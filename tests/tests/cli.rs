@@ -359,10 +359,37 @@ fn eval_scores_the_shown_list_beside_the_file_ranking() {
     // The ranking reaches the answer: second file.
     assert_eq!(lexical["recall_at_5"], 1.0, "{lexical}");
     assert_eq!(lexical["mrr"], 0.5, "{lexical}");
-    // The ten results shown are all from one file.
+    // Each file once: the answer is shown second, as ranked.
+    assert_eq!(lexical["shown_files"], 2.0, "{lexical}");
+    assert_eq!(lexical["shown_recall_at_5"], 1.0, "{lexical}");
+    assert_eq!(lexical["shown_mrr"], 0.5, "{lexical}");
+    // Chunk by chunk (`sift search --chunks`), the ten results shown are all from one file.
+    let out = run(&["eval", "--path", r, "--json", "--chunks", queries.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let rows: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lexical = rows.iter().find(|r| r["mode"] == "lexical").expect("a lexical row");
     assert_eq!(lexical["shown_files"], 1.0, "{lexical}");
     assert_eq!(lexical["shown_recall_at_5"], 0.0, "{lexical}");
     assert_eq!(lexical["shown_mrr"], 0.0, "{lexical}");
+    // What `sift search` prints: each file once, its other chunks named under it.
+    let out = run(&["search", "--path", r, "--mode", "lexical", "frobnicate widget"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("widgets/")).collect();
+    assert_eq!(heads.len(), 2, "{text}");
+    assert!(heads[0].starts_with("widgets/many.py:") && heads[1].starts_with("widgets/answer.py:"));
+    assert!(text.contains("+ 11 more in this file: "), "{text}");
+    let out = run(&["search", "--path", r, "--mode", "lexical", "--json", "frobnicate widget"]);
+    let lines: Vec<serde_json::Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["more"].as_array().map(Vec::len), Some(11), "{}", lines[0]);
+    assert!(lines[0]["more"][0]["more"].is_null(), "one level");
+    assert!(lines[1].get("more").is_none(), "absent when empty: {}", lines[1]);
+    let out = run(&["search", "--path", r, "--mode", "lexical", "--chunks", "frobnicate widget"]);
+    let heads = stdout(&out).lines().filter(|l| l.starts_with("widgets/many.py:")).count();
+    assert_eq!(heads, 10, "{}", stdout(&out));
     // The table says what the columns are.
     let out = run(&["eval", "--path", r, queries.to_str().unwrap()]);
     assert!(stdout(&out).contains("sR@5"), "{}", stdout(&out));

@@ -37,7 +37,7 @@ fn show_json_gives_every_value_with_the_layer_that_set_it() {
     write(
         &root,
         ".sift/config.toml",
-        "[embed]\nmodel = \"repo\"\nbatch = 8\n[index]\nmax_file_size = \"2 MiB\"\n[search]\nk = 1\n",
+        "[embed]\nmodel = \"repo\"\nbatch = 8\n[index]\nmax_file_size = \"2 MiB\"\n[future]\nk = 1\n",
     );
     let r = root.to_str().unwrap();
     let out = config(
@@ -109,7 +109,7 @@ fn show_json_gives_every_value_with_the_layer_that_set_it() {
     );
     assert_eq!(at("model", "api_key_env")["value"], Value::Null);
     assert_eq!(v["errors"], json!([]));
-    assert_eq!(v["ignored"], json!([format!("repository config {repo}: [search]")]));
+    assert_eq!(v["ignored"], json!([format!("repository config {repo}: [future]")]));
 
     // The human table says the same.
     let out = config(&xdg, &["show", "--path", r], &[]);

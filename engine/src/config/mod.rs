@@ -32,6 +32,7 @@ mod model;
 pub mod review;
 mod sandbox;
 pub mod schema;
+mod search;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
@@ -45,8 +46,9 @@ pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
 
 /// Every section, in the order `sift config show` lists them.
-pub const SECTIONS: [&Section; 6] = [
+pub const SECTIONS: [&Section; 7] = [
     &index::SECTION,
+    &search::SECTION,
     &embed::SECTION,
     &model::SECTION,
     &review::SECTION,

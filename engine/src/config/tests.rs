@@ -402,7 +402,7 @@ fn a_bad_section_fails_alone_and_the_earlier_value_stays_in_force() {
 #[test]
 fn unknown_tables_and_review_keys_are_ignored_and_listed() {
     let f = Fixture::new()
-        .repo("[search]\nk = 3\n[review]\non_save = false\nsomething = 1\n")
+        .repo("[future]\nk = 3\n[review]\non_save = false\nsomething = 1\n")
         .editor(json!({ "siftTestHooks": true, "review": { "later": 2 } }));
     let config = f.load();
     assert!(config.errors().is_empty(), "{:?}", config.errors());
@@ -412,8 +412,8 @@ fn unknown_tables_and_review_keys_are_ignored_and_listed() {
     assert_eq!(
         ignored,
         [
+            format!("repository config {repo}: [future]"),
             format!("repository config {repo}: [review] something"),
-            format!("repository config {repo}: [search]"),
             "editor settings (initializationOptions): [review] later".to_owned(),
         ]
     );
@@ -490,7 +490,7 @@ fn the_schema_describes_every_key_files_may_set() {
     let tables = schema["properties"].as_object().unwrap();
     assert_eq!(
         tables.keys().collect::<Vec<_>>(),
-        ["agent", "embed", "index", "model", "review", "sandbox"]
+        ["agent", "embed", "index", "model", "review", "sandbox", "search"]
     );
     for section in SECTIONS {
         let table = &tables[section.name];

@@ -545,7 +545,10 @@ impl Code for IndexedCode<'_> {
         // Chunks that define the name rank first (the symbol field weighs most); members of
         // small classes are inside their class's chunk, so every file among the first hits is
         // a candidate, confirmed by parsing it.
-        let opts = sift_indexer::SearchOptions { k: 20, max_per_file: Some(1) };
+        let opts = sift_indexer::SearchOptions {
+            max_per_file: Some(1),
+            ..sift_indexer::SearchOptions::top(20)
+        };
         let Ok(hits) = self.index.search(name, &opts) else { return Vec::new() };
         let mut paths: Vec<String> = hits.into_iter().map(|h| h.path).collect();
         paths.dedup();

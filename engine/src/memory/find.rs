@@ -93,6 +93,7 @@ fn hit(slug: &str, score: f32) -> Hit {
         snippet: String::new(),
         key: None,
         unsaved: false,
+        aside: None,
     }
 }
 
@@ -167,7 +168,7 @@ pub fn find<'n>(
         scored.sort_by(|a, b| b.1.total_cmp(&a.1));
         similar = scored.into_iter().map(|(i, s)| hit(&notes[i].slug, s)).collect();
     }
-    let opts = SearchOptions { k: notes.len(), max_per_file: None };
+    let opts = SearchOptions::top(notes.len());
     let fused = if similar.is_empty() {
         lexical
     } else {

@@ -11,12 +11,13 @@
 //! file (0 when none is in the first 10). Every query runs through the engine's one search
 //! ([`sift_engine::search`]), the path `sift search` and the language server take.
 //!
-//! Beside that file ranking (100 results deep), the **shown list** is scored: the files of the
+//! Beside that file ranking (100 chunks deep), the **shown list** is scored: the files of the
 //! ten results `sift search` prints by default — what the CLI, `sift/search`, MCP's search
-//! tool and the agent's search tool are given — in order of first appearance (`shown_*`: R@5
-//! and MRR over those files, and how many distinct files the ten results hold). Where a few
-//! files fill the ten results, the shown list holds fewer files than the ranking and scores
-//! lower.
+//! tool and the agent's search tool are given — in order (`shown_*`: R@5 and MRR over those
+//! files, and how many distinct files the ten results hold). By default each result is a
+//! file (its best chunk), so the ten hold ten files; with `--chunks` (as `sift search
+//! --chunks`) or `--max-per-file`, each result is a chunk, a few files can fill the ten, and
+//! the shown list then holds fewer files than the ranking.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -25,7 +26,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use clap::Args;
 use serde::{Deserialize, Serialize};
-use sift_engine::index::{Error, Fusion, Hit};
+use sift_engine::index::{Asides, Error, Fusion, Hit};
 use sift_engine::{Mode, Query, Workspace};
 
 use super::{RepoArgs, WalkArgs};
@@ -50,6 +51,14 @@ pub struct EvalArgs {
     /// the ranking both).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
     max_per_file: Option<u16>,
+    /// Score the shown list as `sift search --chunks` gives it (every chunk a result, a few
+    /// files can fill the ten) instead of each file once.
+    #[arg(long)]
+    chunks: bool,
+    /// Rank translation catalogs, lock files, minified, vendored and generated code like
+    /// everything else (`[search] leave_aside = []`), in the shown list and the ranking.
+    #[arg(long)]
+    keep_aside: bool,
     /// Fusion: the rank constant of reciprocal-rank fusion.
     #[arg(long, value_name = "K")]
     fusion_k: Option<f32>,
@@ -206,7 +215,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         );
     }
     // The same engine search as `sift search` and the language server run.
-    let workspace = Workspace::new(index, semantic)?;
+    let workspace = Workspace::new(index, semantic)?
+        .with_leave_aside(super::load_config(&root, &[])?.leave_aside()?);
     let defaults = Fusion::default();
     let fusion = Fusion {
         k: args.fusion_k.unwrap_or(defaults.k),
@@ -229,6 +239,8 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
         None => None,
     };
     let max_per_file = args.max_per_file.map(usize::from);
+    // The configuration's (`[search] leave_aside`), or nothing with --keep-aside.
+    let leave_aside = args.keep_aside.then_some(Asides::NONE);
     let mut all = Vec::new();
     for (name, split, queries) in &sets {
         if let (Some(out), true) = (dump.as_mut(), model_id.is_some()) {
@@ -250,14 +262,26 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 let start = Instant::now();
                 let hits = ranked(
                     &workspace,
-                    &Query { mode: Some(mode), fusion, max_per_file, ..Query::new(&q.q, 100) },
+                    &Query {
+                        mode: Some(mode),
+                        fusion,
+                        max_per_file,
+                        leave_aside,
+                        ..Query::chunks(&q.q, 100)
+                    },
                 )?;
                 searching += start.elapsed();
                 let files = distinct_files(&hits);
                 // The list a user is shown: the default ten results, searched as `sift search`
                 // searches them.
-                let shown =
-                    Query { mode: Some(mode), fusion, max_per_file, ..Query::new(&q.q, SHOWN) };
+                let shown = Query {
+                    mode: Some(mode),
+                    fusion,
+                    max_per_file,
+                    by_file: !args.chunks && max_per_file.is_none(),
+                    leave_aside,
+                    ..Query::new(&q.q, SHOWN)
+                };
                 let shown = distinct_files(&ranked(&workspace, &shown)?);
                 let in_shown = |k: usize| {
                     let top = &shown[..shown.len().min(k)];
@@ -393,7 +417,7 @@ fn write_dump(
     q: &Question,
 ) -> Result<()> {
     let run = |mode: Mode, k: usize| -> Result<Vec<Hit>> {
-        ranked(workspace, &Query { mode: Some(mode), ..Query::new(&q.q, k) })
+        ranked(workspace, &Query { mode: Some(mode), ..Query::chunks(&q.q, k) })
     };
     let lexical = run(Mode::Lexical, 100)?;
     let semantic = run(Mode::Semantic, 1000)?;

@@ -32,7 +32,11 @@ pub struct SearchArgs {
     /// Search mode [default: hybrid when embeddings exist, else lexical].
     #[arg(long, value_parser = super::parse_mode())]
     mode: Option<Mode>,
-    /// At most N results from one file.
+    /// Every matching chunk a result of its own, instead of each file once with its best chunk
+    /// (the default).
+    #[arg(long)]
+    chunks: bool,
+    /// At most N results from one file (each chunk a result, as with `--chunks`).
     #[arg(long, value_name = "N")]
     max_per_file: Option<usize>,
     /// Search the index as it is, without checking the tree for changes first.
@@ -68,15 +72,21 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
             open::for_search(&index, &root, refresh, required, preload, &Terminal)?
         }
     };
-    let workspace = Workspace::new(index, semantic)?;
+    let workspace = Workspace::new(index, semantic)?
+        .with_leave_aside(super::load_config(&root, &[])?.leave_aside()?);
     let found = sift_engine::search(
         &[&workspace],
-        &Query { mode: args.mode, max_per_file: args.max_per_file, ..Query::new(&query, args.k) },
+        &Query {
+            mode: args.mode,
+            max_per_file: args.max_per_file,
+            by_file: !args.chunks && args.max_per_file.is_none(),
+            ..Query::new(&query, args.k)
+        },
     )?;
     if let (Some(why), Some(_)) = (&found.fallback, args.mode) {
         eprintln!("note: hybrid search falls back to lexical: {why}");
     }
-    let hits: Vec<Hit> = found.hits.into_iter().map(|f| f.hit).collect();
+    let hits: Vec<(Hit, Vec<Hit>)> = found.hits.into_iter().map(|f| (f.hit, f.more)).collect();
     print_hits(&hits, args.json)?;
     if hits.is_empty() && !args.json {
         eprintln!("no results for {query:?}");
@@ -159,14 +169,24 @@ pub(super) fn open_index(
     Ok(open::index(root, no_refresh, || super::update_options(root, walk), &Terminal)?)
 }
 
+/// A result of `sift search --json`: the hit's fields, and the file's other matching chunks
+/// when there are any.
+#[derive(serde::Serialize)]
+struct JsonHit<'a> {
+    #[serde(flatten)]
+    hit: &'a Hit,
+    #[serde(skip_serializing_if = "<[Hit]>::is_empty")]
+    more: &'a [Hit],
+}
+
 #[allow(clippy::print_stdout)]
-fn print_hits(hits: &[Hit], json: bool) -> Result<()> {
+fn print_hits(hits: &[(Hit, Vec<Hit>)], json: bool) -> Result<()> {
     use std::io::Write;
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::new(stdout.lock());
-    for hit in hits {
+    for (hit, more) in hits {
         if json {
-            serde_json::to_writer(&mut out, hit)?;
+            serde_json::to_writer(&mut out, &JsonHit { hit, more })?;
             writeln!(out)?;
             continue;
         }
@@ -174,6 +194,11 @@ fn print_hits(hits: &[Hit], json: bool) -> Result<()> {
             (Some(s), Some(c)) => format!("{} {s} (in {c})", hit.kind),
             (Some(s), None) => format!("{} {s}", hit.kind),
             (None, _) => hit.kind.clone(),
+        };
+        // Content natural-language ranking leaves aside, when a lexical search shows it.
+        let what = match hit.aside {
+            Some(aside) => format!("{what} ({})", aside.as_str()),
+            None => what,
         };
         writeln!(
             out,
@@ -184,8 +209,28 @@ fn print_hits(hits: &[Hit], json: bool) -> Result<()> {
         for (i, line) in hit.snippet.lines().enumerate() {
             writeln!(out, "{:>6} │ {line}", first + i as u64)?;
         }
+        if !more.is_empty() {
+            writeln!(out, "{:>6} + {}", "", also(more))?;
+        }
         writeln!(out)?;
     }
     out.flush()?;
     Ok(())
+}
+
+/// The line under a file's best chunk naming its other matching chunks: `2 more in this file:
+/// 120-140 function parse, 200-230 class Reader` (the first five, then a count).
+fn also(more: &[Hit]) -> String {
+    const NAMED: usize = 5;
+    let named: Vec<String> = more
+        .iter()
+        .take(NAMED)
+        .map(|h| match &h.symbol {
+            Some(s) => format!("{}-{} {} {s}", h.start_line, h.end_line, h.kind),
+            None => format!("{}-{}", h.start_line, h.end_line),
+        })
+        .collect();
+    let rest = more.len().saturating_sub(NAMED);
+    let tail = if rest > 0 { format!(", and {rest} more") } else { String::new() };
+    format!("{} more in this file: {}{tail}", more.len(), named.join(", "))
 }

@@ -110,9 +110,13 @@ pub struct SearchParams {
     /// `lexical`, `semantic` or `hybrid` (the default; lexical where no embeddings exist yet).
     #[serde(default)]
     pub mode: Option<String>,
-    /// At most this many results per file.
+    /// At most this many results per file (each chunk a result, as with `chunks`).
     #[serde(default)]
     pub max_per_file: Option<usize>,
+    /// Every matching chunk a result of its own; by default each file is one result, its best
+    /// chunk, with the file's other matching chunks in `more`.
+    #[serde(default)]
+    pub chunks: bool,
 }
 
 /// One result of `sift/search`.
@@ -141,6 +145,10 @@ pub struct SearchResult {
     pub snippet: String,
     /// Whether the result comes from an unsaved buffer.
     pub unsaved: bool,
+    /// The file's other chunks that matched, best first, in the same shape (each with an
+    /// empty `more`; absent when there are none, and in `chunks` results).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<SearchResult>,
 }
 
 /// The answer to `sift/search` (and the `sift.search` command).

@@ -24,8 +24,12 @@ pub async fn search(
     let k = params.k.unwrap_or(20).clamp(1, 200);
     let searched = workspaces.clone();
     let found = tokio::task::spawn_blocking(move || {
-        let query =
-            Query { mode, max_per_file: params.max_per_file, ..Query::new(&params.query, k) };
+        let query = Query {
+            mode,
+            max_per_file: params.max_per_file,
+            by_file: !params.chunks && params.max_per_file.is_none(),
+            ..Query::new(&params.query, k)
+        };
         let all: Vec<&sift_engine::Workspace> = searched.iter().map(|w| &***w).collect();
         sift_engine::search(&all, &query)
     })
@@ -53,7 +57,14 @@ pub async fn symbol(
     if sift_engine::index::tokenize(&params.query).is_empty() {
         return Ok(Some(WorkspaceSymbolResponse::Flat(Vec::new())));
     }
-    let params = SearchParams { query: params.query, k: Some(50), mode: None, max_per_file: None };
+    // Each chunk is a symbol of its own.
+    let params = SearchParams {
+        query: params.query,
+        k: Some(50),
+        mode: None,
+        max_per_file: None,
+        chunks: true,
+    };
     let found = search(workspaces, params).await?;
     Ok(Some(WorkspaceSymbolResponse::Flat(found.results.into_iter().map(to_symbol).collect())))
 }
@@ -62,7 +73,11 @@ fn line_range(first: u64, last: u64) -> Range {
     Range::new(Position::new(first.saturating_sub(1) as u32, 0), Position::new(last as u32, 0))
 }
 
-fn to_result(Found { root, hit }: Found) -> Option<SearchResult> {
+fn to_result(Found { root, hit, more }: Found) -> Option<SearchResult> {
+    let more = more
+        .into_iter()
+        .filter_map(|hit| to_result(Found { root: root.clone(), hit, more: Vec::new() }))
+        .collect();
     let uri = Uri::from_file_path(root.join(&hit.path))?;
     Some(SearchResult {
         uri,
@@ -76,6 +91,7 @@ fn to_result(Found { root, hit }: Found) -> Option<SearchResult> {
         language: hit.language,
         snippet: hit.snippet,
         unsaved: hit.unsaved,
+        more,
     })
 }
 
@@ -134,6 +150,7 @@ pub fn command_params(args: &[Value]) -> Result<SearchParams> {
             k: rest.first().and_then(Value::as_u64).map(|k| k as usize),
             mode: None,
             max_per_file: None,
+            chunks: false,
         }),
         [object @ Value::Object(_)] => {
             serde_json::from_value(object.clone()).map_err(|e| Error::invalid_params(e.to_string()))

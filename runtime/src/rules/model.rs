@@ -106,7 +106,7 @@ const DEFINITION_LINES: usize = 30;
 impl DefinitionSource for IndexDefinitions<'_> {
     fn definitions(&self, names: &[String], path: &str, max: usize) -> Vec<Definition> {
         let mut out: Vec<Definition> = Vec::new();
-        let opts = SearchOptions { k: 5, max_per_file: None };
+        let opts = SearchOptions::top(5);
         for name in names {
             if out.len() >= max {
                 break;

@@ -71,7 +71,8 @@ pub static TOOLS: &[Tool] = &[
         name: "search",
         mcp_name: "search",
         description: "Search the codebase by meaning and identifiers (hybrid: lexical + embeddings). \
-                      Returns ranked code spans: path, lines, symbol, one line of snippet.",
+                      Returns ranked files, each by its best span (path, lines, symbol, one line of \
+                      snippet) with the file's other matching spans.",
         schema: || {
             json!({"type": "object", "properties": {
                 "query": {"type": "string", "minLength": 1},
