@@ -99,6 +99,12 @@ impl<'a> Query<'a> {
     pub fn chunks(text: &'a str, k: usize) -> Query<'a> {
         Query { by_file: false, ..Query::new(text, k) }
     }
+
+    /// This query as a front end's options ask for it: chunk by chunk when `chunks` is set or
+    /// `max_per_file` limits the chunks of a file, else each file once.
+    pub fn listed(self, chunks: bool, max_per_file: Option<usize>) -> Query<'a> {
+        Query { max_per_file, by_file: !chunks && max_per_file.is_none(), ..self }
+    }
 }
 
 /// A result and the workspace it was found in.
@@ -134,19 +140,15 @@ pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
     if wanted != Mode::Semantic {
         terms.require()?;
     }
-    let opts = SearchOptions {
-        k: query.k,
-        max_per_file: query.max_per_file,
-        files: query.by_file,
-        leave_aside: Asides::NONE,
-    };
     let mut lists = Vec::with_capacity(workspaces.len());
     let mut used = Mode::Lexical;
     let mut why_not: Option<String> = None;
     for ws in workspaces {
         let opts = SearchOptions {
+            k: query.k,
+            max_per_file: query.max_per_file,
+            files: query.by_file,
             leave_aside: query.leave_aside.unwrap_or(ws.leave_aside),
-            ..opts.clone()
         };
         let (hits, mode) = match search_one(ws, query, &terms, wanted, &opts)? {
             Some(found) => found,

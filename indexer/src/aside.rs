@@ -77,6 +77,10 @@ impl Aside {
         if tokens.iter().any(|t| self.words().contains(t)) {
             return true;
         }
+        // A catalog's file name is the project's own (`django.po`): not a sign.
+        if self == Aside::Translation {
+            return false;
+        }
         let parts: Vec<&str> = path.split('/').collect();
         let file = parts.last().copied().unwrap_or_default();
         let mut names: Vec<&str> = words_of(file).collect();
@@ -85,10 +89,6 @@ impl Aside {
             && let Some(project) = parts.get(i + 1).filter(|_| i + 2 < parts.len())
         {
             names.extend(words_of(project));
-        }
-        // A catalog's file name is the project's own (`django.po`): not a sign.
-        if self == Aside::Translation {
-            return false;
         }
         tokens.iter().any(|t| t.len() > 2 && names.iter().any(|n| n.eq_ignore_ascii_case(t)))
     }

@@ -130,6 +130,10 @@ pub struct Part<'a> {
     pub where_: &'a Path,
     /// Files of this searcher to leave out.
     pub skip: &'a dyn Fn(&str) -> bool,
+    /// Files of these kinds ([`crate::aside`], by path) count in the corpus but are left out of
+    /// the scores returned, unless the query names them: a file natural-language ranking
+    /// leaves aside is no yardstick for the others.
+    pub leave_aside: Asides,
 }
 
 /// File-level BM25 scores of `tokens` (search tokens: see [`crate::search::search_tokens`])
@@ -141,9 +145,14 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
     let mut index_of: HashMap<&str, u32> = HashMap::new();
     let mut lengths: Vec<u64> = Vec::new();
     let mut numbering: Vec<Vec<u32>> = Vec::with_capacity(parts.len());
+    // Per file of that numbering: left out of the answer (see `Part::leave_aside`).
+    let mut aside: Vec<bool> = Vec::new();
+    let words: Vec<&str> = tokens.iter().map(String::as_str).collect();
     for part in parts {
         let mut local = Vec::with_capacity(part.map.files.len());
-        for (path, &length) in part.map.files.iter().zip(&part.map.lengths) {
+        for ((path, &length), kind) in
+            part.map.files.iter().zip(&part.map.lengths).zip(&part.map.aside)
+        {
             if (part.skip)(path) {
                 local.push(u32::MAX);
                 continue;
@@ -151,6 +160,7 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
             let i = *index_of.entry(path).or_insert_with(|| {
                 files.push(path);
                 lengths.push(0);
+                aside.push(part.leave_aside.leaves_out(*kind, path, &words));
                 (files.len() - 1) as u32
             });
             lengths[i as usize] += length;
@@ -216,8 +226,9 @@ pub fn file_scores(parts: &[Part<'_>], tokens: &[String]) -> Result<HashMap<Stri
     Ok(files
         .into_iter()
         .zip(scores)
-        .filter(|(_, s)| *s > 0.0)
-        .map(|(path, s)| (path.to_string(), s))
+        .zip(aside)
+        .filter(|((_, s), aside)| *s > 0.0 && !aside)
+        .map(|((path, s), _)| (path.to_string(), s))
         .collect())
 }
 

@@ -177,7 +177,8 @@ impl CodeIndex {
     /// scores: built again only when its segments or their deletions differ from the last
     /// searcher's (a commit), so a server's queries share one.
     /// With `aside` to leave out, the file map that tells, by path, which documents it leaves
-    /// out of a query with `tokens` before they are read (`None`: nothing to leave out).
+    /// out before they are read ([`crate::files::FileMap::leaves_out`]; `None`: nothing to
+    /// leave out).
     pub(crate) fn aside_map(
         &self,
         searcher: &tantivy::Searcher,

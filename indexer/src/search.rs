@@ -342,10 +342,12 @@ pub(crate) fn collect_hits(
         if skip(path) {
             continue;
         }
-        let mut hit = hit_from_doc(f, &doc, score, wanted);
-        if opts.leave_aside.leaves_out(hit.aside, &hit.path, &tokens) || !keep.admit(&hit.path) {
+        // Judged before the hit (its snippet) is made, as the per-file limit always was.
+        let aside = doc_aside(f, &doc, path);
+        if opts.leave_aside.leaves_out(aside, path, &tokens) || !keep.admit(path) {
             continue;
         }
+        let mut hit = hit_from_doc(f, &doc, score, wanted, aside);
         hit.key = searcher
             .segment_reader(addr.segment_ord)
             .fast_fields()
@@ -360,30 +362,38 @@ pub(crate) fn collect_hits(
     Ok((hits, keep.satisfied()))
 }
 
-/// Makes a [`Hit`] of a stored chunk document; `wanted` (query tokens) picks the snippet line.
+/// What kind of aside content ([`crate::aside`]) the stored chunk document of `path` is.
+fn doc_aside(f: &Fields, doc: &TantivyDocument, path: &str) -> Option<Aside> {
+    let language = doc.get_first(f.lang).and_then(|v| v.as_str()).unwrap_or_default();
+    let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or_default();
+    let start_line = doc.get_first(f.start_line).and_then(|v| v.as_u64()).unwrap_or(0);
+    classify(path, language, content, start_line <= 1)
+}
+
+/// Makes a [`Hit`] of a stored chunk document; `wanted` (query tokens) picks the snippet line;
+/// `aside` is what [`doc_aside`] said of it.
 pub(crate) fn hit_from_doc(
     f: &Fields,
     doc: &TantivyDocument,
     score: f32,
     wanted: &HashSet<&str>,
+    aside: Option<Aside>,
 ) -> Hit {
     let text = |field| doc.get_first(field).and_then(|v| v.as_str()).map(str::to_string);
     let num = |field| doc.get_first(field).and_then(|v| v.as_u64()).unwrap_or(0);
     let start_line = num(f.start_line);
     let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or_default();
     let (match_line, snippet) = snippet(content, start_line, wanted);
-    let path = text(f.path).unwrap_or_default();
-    let language = text(f.lang).unwrap_or_default();
     Hit {
-        aside: classify(&path, &language, content, start_line <= 1),
-        path,
+        aside,
+        path: text(f.path).unwrap_or_default(),
         start_line,
         end_line: num(f.end_line),
         score,
         symbol: text(f.symbol),
         kind: text(f.kind).unwrap_or_default(),
         container: text(f.container),
-        language,
+        language: text(f.lang).unwrap_or_default(),
         match_line,
         snippet,
         key: None,

@@ -17,7 +17,7 @@ use tantivy::query::Bm25StatisticsProvider;
 use tantivy::schema::Field;
 use tantivy::{DocAddress, Searcher, Term};
 
-use crate::aside::{Asides, classify_path};
+use crate::aside::Asides;
 use crate::error::Result;
 use crate::files::{FileMap, Part, file_scores};
 use crate::hybrid::{CorpusSimilarity, Fusion, fuse_with_files, query_identifiers};
@@ -215,7 +215,7 @@ impl<'a> Sources<'a> {
             leave_aside: opts.leave_aside,
             ..SearchOptions::top(fusion.depth.max(opts.k))
         };
-        let lookup = !query_identifiers(query.text()).is_empty();
+        let mut lookup = !query_identifiers(query.text()).is_empty();
         let lexical_depth = SearchOptions {
             leave_aside: if lookup { Asides::NONE } else { opts.leave_aside },
             ..depth.clone()
@@ -228,7 +228,6 @@ impl<'a> Sources<'a> {
         let mut lexical = lexical_of(&lexical_depth)?;
         // Words that only content left aside holds ("Versuchen", a catalog's): that content is
         // what the query asks for, and its lexical ranking keeps it.
-        let mut lookup = lookup;
         if lexical.is_empty() && !lexical_depth.leave_aside.is_empty() {
             lexical = lexical_of(&SearchOptions { leave_aside: Asides::NONE, ..depth.clone() })?;
             lookup = !lexical.is_empty();
@@ -238,23 +237,16 @@ impl<'a> Sources<'a> {
         let corpus = WithOverlay { disk: &sims, unsaved };
         let files = match fusion.file_weight > 0.0 || fusion.routed_file_weight > 0.0 {
             true => {
-                let mut files = self.file_scores(query)?;
-                // A file left aside is no yardstick for the others' file scores.
-                if !lookup && !opts.leave_aside.is_empty() {
-                    let tokens: Vec<&str> = query.tokens().iter().map(String::as_str).collect();
-                    files.retain(|path, _| {
-                        !opts.leave_aside.leaves_out(classify_path(path), path, &tokens)
-                    });
-                }
-                Some(files)
+                Some(self.file_scores(query, if lookup { Asides::NONE } else { opts.leave_aside })?)
             }
             false => None,
         };
         Ok(fuse_with_files(query, lexical, semantic, Some(&corpus), files.as_ref(), opts, fusion))
     }
 
-    /// File-level BM25 of the query over both (see [`crate::files`]).
-    fn file_scores(&self, query: &Terms) -> Result<HashMap<String, f32>> {
+    /// File-level BM25 of the query over both (see [`crate::files`]), without the files of
+    /// `leave_aside`'s kinds.
+    fn file_scores(&self, query: &Terms, leave_aside: Asides) -> Result<HashMap<String, f32>> {
         let tokens = query.tokens();
         if tokens.is_empty() {
             return Ok(HashMap::new());
@@ -269,6 +261,7 @@ impl<'a> Sources<'a> {
             fields: &self.index.fields,
             where_: &self.index.layout.index_dir,
             skip: &held,
+            leave_aside,
         }];
         // The overlay's few buffers change between queries: grouped each time.
         let memory = match self.overlay {
@@ -286,6 +279,7 @@ impl<'a> Sources<'a> {
                 fields: overlay.fields(),
                 where_: Path::new(MEMORY),
                 skip: &none,
+                leave_aside,
             });
         }
         file_scores(&parts, tokens)

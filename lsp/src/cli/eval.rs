@@ -274,14 +274,9 @@ pub fn run(args: EvalArgs) -> Result<ExitCode> {
                 let files = distinct_files(&hits);
                 // The list a user is shown: the default ten results, searched as `sift search`
                 // searches them.
-                let shown = Query {
-                    mode: Some(mode),
-                    fusion,
-                    max_per_file,
-                    by_file: !args.chunks && max_per_file.is_none(),
-                    leave_aside,
-                    ..Query::new(&q.q, SHOWN)
-                };
+                let shown =
+                    Query { mode: Some(mode), fusion, leave_aside, ..Query::new(&q.q, SHOWN) }
+                        .listed(args.chunks, max_per_file);
                 let shown = distinct_files(&ranked(&workspace, &shown)?);
                 let in_shown = |k: usize| {
                     let top = &shown[..shown.len().min(k)];

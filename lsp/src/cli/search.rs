@@ -76,12 +76,8 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         .with_leave_aside(super::load_config(&root, &[])?.leave_aside()?);
     let found = sift_engine::search(
         &[&workspace],
-        &Query {
-            mode: args.mode,
-            max_per_file: args.max_per_file,
-            by_file: !args.chunks && args.max_per_file.is_none(),
-            ..Query::new(&query, args.k)
-        },
+        &Query { mode: args.mode, ..Query::new(&query, args.k) }
+            .listed(args.chunks, args.max_per_file),
     )?;
     if let (Some(why), Some(_)) = (&found.fallback, args.mode) {
         eprintln!("note: hybrid search falls back to lexical: {why}");

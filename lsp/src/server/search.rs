@@ -24,12 +24,8 @@ pub async fn search(
     let k = params.k.unwrap_or(20).clamp(1, 200);
     let searched = workspaces.clone();
     let found = tokio::task::spawn_blocking(move || {
-        let query = Query {
-            mode,
-            max_per_file: params.max_per_file,
-            by_file: !params.chunks && params.max_per_file.is_none(),
-            ..Query::new(&params.query, k)
-        };
+        let query = Query { mode, ..Query::new(&params.query, k) }
+            .listed(params.chunks, params.max_per_file);
         let all: Vec<&sift_engine::Workspace> = searched.iter().map(|w| &***w).collect();
         sift_engine::search(&all, &query)
     })
