@@ -573,11 +573,16 @@ def main() -> int:
             hy_lat: list[float] = []
             modes = set()
             # The first round embeds each query; later rounds find it in the server's cache.
+            chunk_lat: list[float] = []
             for _ in range(SYMBOL_REPEATS):
                 for q in HYBRID_QUERIES:
                     res, dt = client.request("sift/search", {"query": q, "k": 10})
                     hy_lat.append(dt)
                     modes.add((res or {}).get("mode"))
+                    # The same question as a chunk-by-chunk list (no grouping by file),
+                    # interleaved: the grouping's cost on this binary, side by side.
+                    _, dt = client.request("sift/search", {"query": q, "k": 10, "chunks": True})
+                    chunk_lat.append(dt)
             found = {
                 "n": len(hy_lat), "modes": sorted(m for m in modes if m),
                 "embed_state": ws.get("embedState"), "embedded": ws.get("embedded"),
@@ -585,10 +590,13 @@ def main() -> int:
                 "p50_ms": pct(hy_lat, 50) * 1000, "p95_ms": pct(hy_lat, 95) * 1000,
                 "first_p50_ms": pct(hy_lat[:len(HYBRID_QUERIES)], 50) * 1000,
                 "first_p95_ms": pct(hy_lat[:len(HYBRID_QUERIES)], 95) * 1000,
+                "chunks_p50_ms": pct(chunk_lat, 50) * 1000,
+                "chunks_p95_ms": pct(chunk_lat, 95) * 1000,
             }
             say(f"    p50 {found['p50_ms']:.1f} ms, p95 {found['p95_ms']:.1f} ms; first asked: "
                 f"p50 {found['first_p50_ms']:.1f} ms, p95 {found['first_p95_ms']:.1f} ms "
-                f"({found['modes']}, {found['model']})")
+                f"({found['modes']}, {found['model']}); as chunks: p50 "
+                f"{found['chunks_p50_ms']:.1f} ms, p95 {found['chunks_p95_ms']:.1f} ms")
             return found
 
         # While the upgrade (if any) embeds in the background at nice 10: what a user gets
@@ -727,7 +735,9 @@ def render(r: dict, args) -> str:
                f"({hy['embedded']} chunks, {hy['model']}; modes {', '.join(hy['modes'])}), query "
                "embedding included",
             f"p50 {hy['p50_ms']:.1f} ms, p95 {hy['p95_ms']:.1f} ms (first asked, query embedded: "
-            f"p50 {hy['first_p50_ms']:.1f} ms, p95 {hy['first_p95_ms']:.1f} ms)", "p50 < 20 ms",
+            f"p50 {hy['first_p50_ms']:.1f} ms, p95 {hy['first_p95_ms']:.1f} ms; the same as "
+            f"chunks, interleaved: p50 {hy['chunks_p50_ms']:.1f} ms, p95 "
+            f"{hy['chunks_p95_ms']:.1f} ms)", "p50 < 20 ms",
             hy["first_p50_ms"] < 20)
     hu = r.get("hybrid_upgrade")
     if hu:

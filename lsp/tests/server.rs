@@ -273,6 +273,11 @@ async fn editor_settings_are_laid_over_the_repository_file() {
 async fn sift_search_returns_the_documented_shape() {
     let dir = repo();
     let root = canonical(&dir);
+    write(
+        &root,
+        "web/tokens.py",
+        "def refresh_token(token):\n    return rotate(token)\n\n\ndef revoke_token(token):\n    return forget(token)\n",
+    );
     let mut client = TestClient::start(&[&root], json!({})).await;
     client.wait_for_progress_end().await;
     let found = client.search("check password").await;
@@ -286,6 +291,20 @@ async fn sift_search_returns_the_documented_shape() {
     assert_eq!(top["unsaved"], false);
     assert_eq!(found["mode"], "lexical");
     assert_eq!(found["coverage"][0]["state"], "ready");
+    assert!(top.get("more").is_none(), "absent when the file has no other match: {top}");
+
+    // A file's other matching chunks come with it: where they are, no snippet.
+    let found = client.search("token").await;
+    let results = found["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "one result per file: {found}");
+    let more = results[0]["more"].as_array().unwrap_or_else(|| panic!("{found}"));
+    assert_eq!(more.len(), 1, "{found}");
+    let other =
+        if results[0]["symbol"] == "refresh_token" { "revoke_token" } else { "refresh_token" };
+    assert_eq!(more[0]["symbol"], other, "{found}");
+    assert_eq!(more[0]["kind"], "function");
+    assert!(more[0]["range"]["start"]["line"].is_u64() && more[0]["matchLine"].is_u64());
+    assert!(more[0].get("snippet").is_none() && more[0].get("path").is_none(), "{found}");
 
     let via_command = client
         .request(

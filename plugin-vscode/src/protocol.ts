@@ -46,7 +46,18 @@ export interface SearchResult {
     snippet: string;
     unsaved: boolean;
     /** The file's other matching chunks, best first (each result is a file; absent when none). */
-    more?: SearchResult[];
+    more?: MoreResult[];
+}
+
+/** Another matching chunk of a result's file (no snippet, nothing it shares with the file's result). */
+export interface MoreResult {
+    range: Range;
+    /** 0-based. */
+    matchLine: number;
+    score: number;
+    symbol: string | null;
+    kind: string;
+    container: string | null;
 }
 
 export type CoverageState = 'indexing' | 'ready' | 'waiting' | 'failed';

@@ -145,10 +145,30 @@ pub struct SearchResult {
     pub snippet: String,
     /// Whether the result comes from an unsaved buffer.
     pub unsaved: bool,
-    /// The file's other chunks that matched, best first, in the same shape (each with an
-    /// empty `more`; absent when there are none, and in `chunks` results).
+    /// The file's other chunks that matched, best first (absent when there are none, and in
+    /// `chunks` results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub more: Vec<SearchResult>,
+    pub more: Vec<MoreResult>,
+}
+
+/// Another matching chunk of a [`SearchResult`]'s file: where it is and what it defines,
+/// without the fields it shares with its file's result and without a snippet (no front end
+/// shows one for them; leaving them out keeps a 10-file answer about a quarter of the size).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct MoreResult {
+    /// The whole chunk.
+    pub range: Range,
+    /// The line that matched best (0-based).
+    pub match_line: u32,
+    /// Relevance, higher is better.
+    pub score: f32,
+    /// The defined symbol, when the chunk is a definition.
+    pub symbol: Option<String>,
+    /// Chunk kind.
+    pub kind: String,
+    /// Enclosing symbol.
+    pub container: Option<String>,
 }
 
 /// The answer to `sift/search` (and the `sift.search` command).

@@ -9,7 +9,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
 use super::guard::internal;
-use super::protocol::{SearchParams, SearchResponse, SearchResult};
+use super::protocol::{MoreResult, SearchParams, SearchResponse, SearchResult};
 use sift_engine::live::Workspace;
 
 /// Searches every workspace (on a blocking thread).
@@ -72,7 +72,14 @@ fn line_range(first: u64, last: u64) -> Range {
 fn to_result(Found { root, hit, more }: Found) -> Option<SearchResult> {
     let more = more
         .into_iter()
-        .filter_map(|hit| to_result(Found { root: root.clone(), hit, more: Vec::new() }))
+        .map(|hit| MoreResult {
+            range: line_range(hit.start_line, hit.end_line),
+            match_line: hit.match_line.saturating_sub(1) as u32,
+            score: hit.score,
+            symbol: hit.symbol,
+            kind: hit.kind,
+            container: hit.container,
+        })
         .collect();
     let uri = Uri::from_file_path(root.join(&hit.path))?;
     Some(SearchResult {
