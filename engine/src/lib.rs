@@ -18,6 +18,8 @@
 //!   checkers, rules files, transcripts and best-of-N.
 //! - [`memory`]: memory notes in `.sift/memory/`: their format, citations checked against the
 //!   code (stale when the cited code changed or vanished), and their retrieval.
+//! - [`fates`]: the local record of what became of every suggestion (shown, accepted,
+//!   refused, dismissed…), written through one [`fates::Recorder`] by every front end.
 //! - [`review`]: the review use case: a change from git or a diff, the rules and their
 //!   configuration, the fix history, the model reviewer and the remembered dismissals.
 //!
@@ -28,6 +30,7 @@ pub mod agent;
 pub mod config;
 pub mod embeddings;
 pub mod error;
+pub mod fates;
 pub mod index;
 pub mod live;
 pub mod memory;

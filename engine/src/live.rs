@@ -149,6 +149,7 @@ impl Workspace {
     pub fn open_configured(
         root: &Path,
         overrides: Option<&serde_json::Value>,
+        front: crate::fates::Front,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> crate::Result<(Arc<Workspace>, Updater)> {
         let config = crate::config::for_editor(root, overrides)?;
@@ -163,7 +164,8 @@ impl Workspace {
             tracing::warn!("{}: {e}; every kind is left aside", root.display());
             sift_indexer::Asides::ALL
         });
-        Workspace::open(root, opts, embed, walls, aside, progress)
+        let recorder = crate::fates::Recorder::configured(&canonical, &config, front);
+        Workspace::open(root, opts, embed, walls, aside, recorder, progress)
     }
 
     /// Opens (or creates) the index of `root`. The returned [`Updater`] must be run (see
@@ -174,6 +176,7 @@ impl Workspace {
         embed: Result<crate::embed::EmbedConfig, String>,
         policy: Option<crate::sandbox::Policy>,
         leave_aside: sift_indexer::Asides,
+        recorder: crate::fates::Recorder,
         progress: mpsc::UnboundedSender<ProgressEvent>,
     ) -> crate::Result<(Arc<Workspace>, Updater)> {
         let store = crate::store::open(root)?;
@@ -198,7 +201,9 @@ impl Workspace {
         let (tx, rx) = mpsc::channel(1);
         let watching = index.layout().watch().ok();
         let ws = Arc::new(Workspace {
-            core: crate::Workspace::new(index, semantic)?.with_leave_aside(leave_aside),
+            core: crate::Workspace::new(index, semantic)?
+                .with_leave_aside(leave_aside)
+                .with_recorder(recorder),
             coverage: Mutex::new(coverage),
             ready_once: Default::default(),
             pending: Mutex::new(Pending { full: true, paths: Vec::new() }),

@@ -180,6 +180,36 @@ pub fn search(workspaces: &[&Workspace], query: &Query<'_>) -> Result<Results> {
     Ok(Results { hits: interleave(lists, query.k), mode: used, fallback })
 }
 
+/// Records, in each workspace's record of fates, that `results` of `query` were shown to the
+/// user (the CLI's `sift search`, the editor's `sift/search`, MCP's search tool call this once
+/// their answer is out; the agent's own searches and `sift eval`'s are not shown to anyone).
+/// The query's words are kept only with `[feedback] text = true`.
+pub fn shown(workspaces: &[&Workspace], query: &Query<'_>, results: &Results) {
+    for ws in workspaces {
+        let mine: Vec<&Found> = results.hits.iter().filter(|f| f.root == ws.root).collect();
+        let top = mine.first().map(|f| f.hit.path.as_str());
+        list_shown(&ws.recorder, query.text, mine.len(), top);
+    }
+}
+
+/// Records that a list of `count` results for the query `text`, `top` first, was shown.
+pub(crate) fn list_shown(
+    recorder: &crate::fates::Recorder,
+    text: &str,
+    count: usize,
+    top: Option<&str>,
+) {
+    use crate::fates::{Event, Fate, Kind, text_id};
+    if !recorder.is_on() {
+        return;
+    }
+    let event = Event::new(Kind::Search, text_id(text), Fate::Shown).count(count).text(text);
+    recorder.record(match top {
+        Some(path) => event.path(path),
+        None => event,
+    });
+}
+
 /// Why a workspace has no semantic search right now.
 fn unavailable(ws: &Workspace) -> String {
     match ws.semantic.unavailable() {

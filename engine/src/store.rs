@@ -26,6 +26,12 @@ pub const MEMORY_ENTRIES: &[Entry] = &[NOTES_DIR, MEMORY_STATE_FILE];
 /// there.
 pub const PLUGIN_ENTRIES: &[Entry] = &[Entry::shared_dir("plugins", "plugins")];
 
+/// `.sift/fates/`: the record of what became of sift's suggestions (a cache: local to this
+/// machine, never committed).
+pub const FATES_DIR: Entry = Entry::cache_dir("fates", "fates");
+/// Every entry the record of fates registers with the store.
+pub const FATES_ENTRIES: &[Entry] = &[FATES_DIR];
+
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,
@@ -33,6 +39,7 @@ pub const REGISTRY: Registry = &[
     AGENT_ENTRIES,
     MEMORY_ENTRIES,
     PLUGIN_ENTRIES,
+    FATES_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the
@@ -69,7 +76,7 @@ mod tests {
         assert!(store.unknown().is_empty());
         store.ensure().unwrap();
         let gitignore = std::fs::read_to_string(dir.path().join(".sift/.gitignore")).unwrap();
-        for cache in ["/index/", "/vectors/", "/cache/", "/watch.lock"] {
+        for cache in ["/index/", "/vectors/", "/cache/", "/watch.lock", "/fates/"] {
             assert!(gitignore.lines().any(|l| l == cache), "{cache} in {gitignore}");
         }
         for shared in ["review.toml", "rules", "feedback", "REVIEW.md", "config.toml"] {

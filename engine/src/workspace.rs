@@ -22,6 +22,8 @@ pub struct Workspace {
     /// What its natural-language searches leave aside (`[search] leave_aside`; every kind
     /// unless the configuration says otherwise).
     pub leave_aside: Asides,
+    /// Where the fates of what it suggests are recorded (off unless opened with one).
+    pub recorder: Arc<crate::fates::Recorder>,
 }
 
 impl Workspace {
@@ -34,7 +36,13 @@ impl Workspace {
             overlay: Mutex::new(Overlay::new()?),
             semantic: Arc::new(semantic),
             leave_aside: Asides::ALL,
+            recorder: Arc::new(crate::fates::Recorder::off()),
         })
+    }
+
+    /// This workspace, recording fates with `recorder`.
+    pub fn with_recorder(self, recorder: crate::fates::Recorder) -> Workspace {
+        Workspace { recorder: Arc::new(recorder), ..self }
     }
 
     /// This workspace, leaving `aside` out of its natural-language searches.
@@ -51,6 +59,7 @@ impl Workspace {
             overlay: Mutex::new(Overlay::new()?),
             semantic: Arc::clone(&self.semantic),
             leave_aside: self.leave_aside,
+            recorder: Arc::clone(&self.recorder),
         })
     }
 

@@ -512,3 +512,148 @@ fn agent_configuration_sets_the_checkers_and_the_budget() {
     let out = agent(dir.path(), &server, &["--max-steps", "4", "look around"]);
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+fn sift_in(dir: &Path, args: &[&str]) -> Output {
+    let mut cmd: Command = sift();
+    cmd.env("XDG_CONFIG_HOME", dir.join("xdg")).args(args).arg("--path").arg(dir.join("repo"));
+    cmd.output().unwrap()
+}
+
+fn fates(dir: &Path) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("repo/.sift/fates/fates.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// What became of each suggestion is recorded by whichever front end decided it, through the
+/// engine: runs shown, applied (`--apply`), refused (`sift feedback reject`, the editor's
+/// `sift.agent.discard` with a reason), searches shown; `sift stats` sums them, `sift feedback
+/// export` writes the decisions, `sift feedback clear` deletes them, `[feedback] record =
+/// false` records nothing.
+#[test]
+fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() {
+    let dir = repo();
+    let run = |apply: bool| {
+        let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();
+        let mut args = vec!["--json", "make clamp read better"];
+        if apply {
+            args.insert(0, "--apply");
+        }
+        let out = agent(dir.path(), &server, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let result: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+        result["transcript"].as_str().unwrap().to_owned()
+    };
+    let refused = run(false);
+    let out =
+        sift_in(dir.path(), &["feedback", "reject", &refused, "--reason", "rename it instead"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sift_in(dir.path(), &["feedback", "reject", "no-such-run"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no agent run no-such-run"), "{}", stderr(&out));
+    let taken = run(true);
+    std::fs::write(dir.path().join("repo/util/clamp.py"), CLAMP).unwrap();
+
+    let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();
+    let mut lsp = lsp_for(dir.path(), &server);
+    let response = lsp.request("sift/agent", json!({"task": "make clamp read better"}));
+    let in_editor = response["result"]["id"].as_str().unwrap().to_owned();
+    let discarded = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.agent.discard",
+               "arguments": [{"id": in_editor, "reason": "not what I asked"}]}),
+    );
+    assert_eq!(discarded["result"]["discarded"], true, "{discarded}");
+    let listed = lsp.request("sift/search", json!({"query": "clamp", "k": 3}));
+    assert!(listed.get("error").is_none(), "{listed}");
+    lsp.request("shutdown", Value::Null); // writes what is queued
+    drop(lsp);
+    let out = sift_in(dir.path(), &["search", "keep x between lo and hi"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let records = fates(dir.path());
+    let of = |id: &str| -> Vec<(String, String, Value)> {
+        records
+            .iter()
+            .filter(|r| r["id"] == id)
+            .map(|r| {
+                (
+                    r["fate"].as_str().unwrap().into(),
+                    r["front"].as_str().unwrap().into(),
+                    r["reason"].clone(),
+                )
+            })
+            .collect()
+    };
+    let (shown, cli, lsp_) = ("shown".to_string(), "cli".to_string(), "lsp".to_string());
+    assert_eq!(
+        of(&refused),
+        [
+            (shown.clone(), cli.clone(), Value::Null),
+            ("rejected".into(), cli.clone(), json!("rename it instead"))
+        ]
+    );
+    assert_eq!(
+        of(&taken),
+        [(shown.clone(), cli.clone(), Value::Null), ("accepted".into(), cli.clone(), Value::Null)]
+    );
+    assert_eq!(
+        of(&in_editor),
+        [(shown, lsp_.clone(), Value::Null), ("rejected".into(), lsp_, json!("not what I asked"))]
+    );
+    // Searches the user was shown, not the agent's own; no query text by default.
+    let searches: Vec<&Value> = records.iter().filter(|r| r["kind"] == "search").collect();
+    assert_eq!(searches.len(), 2, "{searches:?}");
+    assert!(searches.iter().all(|r| r.get("text").is_none() && r["count"].as_u64() > Some(0)));
+    assert_eq!(searches[1]["path"], "util/clamp.py", "{searches:?}");
+
+    let out = sift_in(dir.path(), &["stats", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let agent_ = &stats["stats"]["agent"];
+    assert_eq!(
+        (&agent_["shown"], &agent_["accepted"], &agent_["rejected"]),
+        (&json!(3), &json!(1), &json!(2)),
+        "{stats}"
+    );
+    assert_eq!(stats["stats"]["models"]["fixture-model"]["shown"], 3, "{stats}");
+    assert_eq!(stats["stats"]["searches"], json!({"cli": 1, "lsp": 1}), "{stats}");
+    assert_eq!(stats["record"]["events"], records.len(), "{stats}");
+    let text = stdout(&sift_in(dir.path(), &["stats"]));
+    assert!(text.contains("taken of shown") && text.contains("33 %"), "{text}");
+    assert!(text.contains(".sift/fates"), "{text}");
+    let bad = sift_in(dir.path(), &["stats", "--since", "last week"]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(stderr(&bad).contains("use a span such as 7d"), "{}", stderr(&bad));
+
+    let out = sift_in(dir.path(), &["feedback", "export", "--format", "jsonl"]);
+    let lines: Vec<Value> =
+        stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let decided: Vec<(&str, &str)> =
+        lines.iter().map(|l| (l["run"].as_str().unwrap(), l["fate"].as_str().unwrap())).collect();
+    assert_eq!(
+        decided,
+        [
+            (refused.as_str(), "rejected"),
+            (taken.as_str(), "accepted"),
+            (in_editor.as_str(), "rejected")
+        ]
+    );
+    assert!(lines.iter().all(|l| l["kind"] == "run" && l["model"] == "fixture-model"), "{lines:?}");
+
+    let out = sift_in(dir.path(), &["feedback", "clear"]);
+    assert!(out.status.success() && stdout(&out).contains("cleared"), "{}", stderr(&out));
+    assert!(fates(dir.path()).is_empty());
+    std::fs::write(dir.path().join("repo/.sift/config.toml"), "[feedback]\nrecord = false\n")
+        .unwrap();
+    let out = sift_in(dir.path(), &["search", "clamp"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(fates(dir.path()).is_empty(), "recording off");
+    // A repository cannot opt its users in to recording text.
+    std::fs::write(dir.path().join("repo/.sift/config.toml"), "[feedback]\ntext = true\n").unwrap();
+    let out = sift_in(dir.path(), &["search", "clamp"]);
+    assert!(stderr(&out).contains("a repository cannot opt its users in"), "{}", stderr(&out));
+    assert!(fates(dir.path()).is_empty());
+}

@@ -1,7 +1,9 @@
 //! Starting the agent on a request, the same way from every front end: one run (new, or
 //! continued from its transcript) or best-of-N attempts, ranked; the ranking recorded once the
 //! front end knows which attempt the user took; and the runs whose change waits for the
-//! user's answer ([`Pending`], the language server's `sift.agent.apply`).
+//! user's answer ([`Pending`], the language server's `sift.agent.apply`). Each run's fate is
+//! recorded in its workspace's record ([`crate::fates`]): shown here when it ends, taken or
+//! refused by [`applied`] and [`refused`], which every front end calls.
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -12,6 +14,7 @@ use sift_runtime::llm::{Cancel, LanguageModel, Message};
 use super::best::{self, Attempt, Pick};
 use super::transcript::Resumed;
 use super::{Budget, Changes, Event, Options, Outcome, Setup, Stop, Task, Transcript};
+use crate::fates::{self, Fate, Kind, Recorder};
 use crate::workspace::Workspace;
 
 /// What to run.
@@ -85,13 +88,15 @@ pub fn launch(
             || idle(Stop::Cancelled, Changes::default(), Vec::new(), None),
             |first| first.outcome.clone(),
         );
-        return Ok(Finished {
+        let finished = Finished {
             id: outcome.transcript.clone().unwrap_or_default(),
             outcome,
             attempts,
             model: name,
             task: request.task.to_owned(),
-        });
+        };
+        finished.record_shown(&workspace.recorder);
+        return Ok(finished);
     }
     let mut session = setup.session(workspace, unsaved)?;
     let (transcript, task, history, finished_before) = match request.resume {
@@ -118,13 +123,33 @@ pub fn launch(
         let run = Task { text: &task, resumed: history, options, transcript: Some(&transcript) };
         super::run(&mut session, model, run, cancel, &mut |e| on_event(0, e))
     };
-    Ok(Finished {
+    let finished = Finished {
         outcome,
         attempts: Vec::new(),
         id: transcript.id().to_owned(),
         model: name,
         task,
-    })
+    };
+    finished.record_shown(&workspace.recorder);
+    Ok(finished)
+}
+
+/// Records that the user took run `id`'s change as proposed (`attempt`: which best-of-N
+/// attempt; `files`: how many files it wrote).
+pub fn applied(recorder: &Recorder, id: &str, model: &str, files: usize, attempt: Option<usize>) {
+    recorder
+        .record(fates::Event::new(Kind::AgentRun, id, Fate::Accepted).model(model).count(files));
+    if let Some(attempt) = attempt {
+        recorder.record(
+            fates::Event::new(Kind::Attempt, format!("{id}#{attempt}"), Fate::Accepted)
+                .model(model),
+        );
+    }
+}
+
+/// Records that the user refused run `id`'s change, with their `reason` when they gave one.
+pub fn refused(recorder: &Recorder, id: &str, reason: Option<&str>) {
+    recorder.record(fates::Event::new(Kind::AgentRun, id, Fate::Rejected).reason(reason));
 }
 
 /// The outcome of a run that took no step.
@@ -144,6 +169,24 @@ fn idle(stop: Stop, changes: Changes, rules: Vec<String>, transcript: Option<Str
 }
 
 impl Finished {
+    /// Records the run (and each best-of-N attempt) as shown to the user, with how many files
+    /// it changes. A run that changes nothing proposes nothing: it is not recorded.
+    fn record_shown(&self, recorder: &Recorder) {
+        let files = self.outcome.changes.file_changes().len();
+        if files == 0 && self.attempts.iter().all(|a| a.diff.is_empty()) {
+            return;
+        }
+        recorder.record(
+            fates::Event::new(Kind::AgentRun, &self.id, Fate::Shown)
+                .model(&self.model)
+                .count(files),
+        );
+        for attempt in &self.attempts {
+            let id = format!("{}#{}", self.id, attempt.index);
+            recorder.record(fates::Event::new(Kind::Attempt, id, Fate::Shown).model(&self.model));
+        }
+    }
+
     /// Records a best-of-N ranking and the attempt the user `picked` (its index; `None` when
     /// not known yet) in `.sift/agent/`; nothing for one run. A failure is a warning: the run
     /// is not lost for it.
@@ -165,6 +208,8 @@ pub struct PendingRun {
     pub root: PathBuf,
     /// Its task.
     pub task: String,
+    /// The model that made it.
+    pub model: String,
     /// The change it proposes.
     pub changes: Changes,
 }

@@ -27,6 +27,7 @@
 
 mod agent;
 mod embed;
+mod feedback;
 mod index;
 mod model;
 pub mod review;
@@ -39,6 +40,7 @@ use std::path::{Path, PathBuf};
 
 pub(crate) use agent::default_timeout as checker_timeout;
 pub use agent::{AgentSettings, Budget, Checker, Format};
+pub use feedback::FeedbackSettings;
 pub use review::ReviewSettings;
 pub use sandbox::{PolicyError, policy};
 pub use sift_runtime::llm::config::process_env;
@@ -46,7 +48,7 @@ pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
 
 /// Every section, in the order `sift config show` lists them.
-pub const SECTIONS: [&Section; 7] = [
+pub const SECTIONS: [&Section; 8] = [
     &index::SECTION,
     &search::SECTION,
     &embed::SECTION,
@@ -54,6 +56,7 @@ pub const SECTIONS: [&Section; 7] = [
     &review::SECTION,
     &sandbox::SECTION,
     &agent::SECTION,
+    &feedback::SECTION,
 ];
 
 /// What a front end knows when it asks for the configuration.

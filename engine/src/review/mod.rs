@@ -151,6 +151,25 @@ impl Reviewed {
     pub fn suppressed_counts(&self) -> Counts {
         Counts::of(&self.suppressed)
     }
+
+    /// Records the findings kept as shown to the user (the front end calls this once it has
+    /// shown them: `sift review`'s report, the editor's diagnostics).
+    pub fn record_shown(&self, recorder: &crate::fates::Recorder) {
+        record_shown(recorder, self.items.iter().map(|i| &i.finding));
+    }
+}
+
+/// Records `findings` as shown to the user ([`Reviewed::record_shown`]).
+pub fn record_shown<'a>(
+    recorder: &crate::fates::Recorder,
+    findings: impl IntoIterator<Item = &'a sift_runtime::rules::Finding>,
+) {
+    use crate::fates::{Event, Fate, Kind};
+    for f in findings {
+        recorder.record(
+            Event::new(Kind::Finding, &f.fingerprint, Fate::Shown).rule(&f.rule).path(&f.path),
+        );
+    }
 }
 
 /// The repository that holds `.sift/` for reviews of `given`: git's top folder.

@@ -18,7 +18,10 @@
 //!   and report how many they skipped. A last line without its newline that parses is a whole
 //!   record: only the newline was lost.
 //! - **Durable on return.** The file is fsynced after the write; when the append created the
-//!   file (or its folder), the folder is fsynced too, so the new name survives a power cut.
+//!   file (or its folder), the folder is fsynced too, so the new name survives a power cut. A
+//!   log of records worth less than an fsync ([`JsonlLog::unsynced`]: the record of fates)
+//!   skips both: its lines are as whole and as locked, and survive a killed process, but a
+//!   power cut may take its last records.
 //!
 //! A record is whatever `serde` makes of `T`; `serde_json` never writes a raw newline inside one
 //! (newlines in strings are escaped), so one record is one line.
@@ -38,6 +41,7 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone)]
 pub struct JsonlLog<T> {
     path: PathBuf,
+    sync: bool,
     _records: PhantomData<fn() -> T>,
 }
 
@@ -59,7 +63,12 @@ impl<T> Default for Replay<T> {
 impl<T: Serialize + DeserializeOwned> JsonlLog<T> {
     /// The log in the file at `path` (nothing is opened or created until used).
     pub fn new(path: impl Into<PathBuf>) -> JsonlLog<T> {
-        JsonlLog { path: path.into(), _records: PhantomData }
+        JsonlLog { path: path.into(), sync: true, _records: PhantomData }
+    }
+
+    /// The same log, appended to without fsync (see the [module docs](self)).
+    pub fn unsynced(self) -> JsonlLog<T> {
+        JsonlLog { sync: false, ..self }
     }
 
     /// The file the log lives in.
@@ -87,7 +96,7 @@ impl<T: Serialize + DeserializeOwned> JsonlLog<T> {
         if lines.is_empty() {
             return Ok(());
         }
-        append_lines(path, lines).map_err(|e| Error::io("append to", path, e))
+        append_lines(path, lines, self.sync).map_err(|e| Error::io("append to", path, e))
     }
 
     /// Reads every record (under a shared lock); a missing file is an empty log. Skipped lines
@@ -128,7 +137,7 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Replay<T> {
     replay
 }
 
-fn append_lines(path: &Path, mut lines: Vec<u8>) -> io::Result<()> {
+fn append_lines(path: &Path, mut lines: Vec<u8>, sync: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -145,9 +154,11 @@ fn append_lines(path: &Path, mut lines: Vec<u8>) -> io::Result<()> {
         lines.insert(0, b'\n');
     }
     file.write_all(&lines)?;
-    file.sync_all()?;
+    if sync {
+        file.sync_all()?;
+    }
     drop(file); // releases the lock
-    if len == 0 {
+    if len == 0 && sync {
         sync_dir(dir)?;
         if new_dir && let Some(parent) = dir.parent() {
             sync_dir(parent)?;

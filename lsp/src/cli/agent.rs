@@ -11,6 +11,7 @@ use clap::Args;
 use sift_engine::Workspace;
 use sift_engine::agent::launch::{self, Request};
 use sift_engine::agent::{self, Budget, Event, Options, Setup, Stop, Transcript};
+use sift_engine::fates::{Front, Recorder};
 use sift_engine::llm::Cancel;
 use sift_engine::llm::config as llm_config;
 use sift_engine::open;
@@ -115,7 +116,9 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     let console = super::progress::Terminal;
     let index = open::index(&root, false, || Ok(config.update_options(every)?), &console)?;
     let semantic = open::for_search_with(&index, config.embed()?, false, false, None, &console)?;
-    let workspace = Workspace::new(index, semantic)?.with_leave_aside(config.leave_aside()?);
+    let workspace = Workspace::new(index, semantic)?
+        .with_leave_aside(config.leave_aside()?)
+        .with_recorder(Recorder::configured(&root, &config, Front::CLI));
     let unsaved = BTreeMap::new();
 
     let cancel = Cancel::new();
@@ -159,15 +162,18 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         })?;
     super::report_redactions(&*model);
     if args.n > 1 {
-        return best_of(&args, &setup, &finished, &options);
+        return best_of(&args, &setup, &workspace.recorder, &finished, &options);
     }
-    report(&args, &setup, &about.name, &finished.outcome, &options.budget, &model.redactions())
+    let recorder = &workspace.recorder;
+    let redactions = model.redactions();
+    report(&args, &setup, recorder, &about.name, &finished.outcome, &options.budget, &redactions)
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.
 fn report(
     args: &AgentArgs,
     setup: &Setup,
+    recorder: &Recorder,
     model: &str,
     outcome: &agent::Outcome,
     budget: &Budget,
@@ -224,6 +230,7 @@ fn report(
     if !diff.is_empty() {
         if args.apply {
             let written = outcome.changes.apply(&setup.policy)?;
+            launch::applied(recorder, &id, model, written.len(), None);
             eprintln!("applied: wrote {}", written.join(", "));
         } else {
             eprintln!(
@@ -242,6 +249,7 @@ fn report(
 fn best_of(
     args: &AgentArgs,
     setup: &Setup,
+    recorder: &Recorder,
     finished: &launch::Finished,
     options: &Options,
 ) -> Result<ExitCode> {
@@ -274,6 +282,8 @@ fn best_of(
     if let Some(first) = attempts.first() {
         if args.apply && !first.diff.is_empty() {
             let written = first.outcome.changes.apply(&setup.policy)?;
+            let (id, model) = (&finished.id, &finished.model);
+            launch::applied(recorder, id, model, written.len(), Some(first.index));
             eprintln!("applied attempt {}: wrote {}", first.index + 1, written.join(", "));
         } else if !args.apply {
             eprintln!(

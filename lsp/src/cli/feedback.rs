@@ -1,11 +1,15 @@
 //! `sift feedback`: the findings people marked as wrong, remembered in
 //! `.sift/feedback/dismissed.jsonl` (see `sift_engine::rules::feedback`): list them, dismiss
-//! one from the command line, forget a dismissal.
+//! one from the command line, forget a dismissal; and the local record of fates
+//! (`sift_engine::fates`): refuse an agent run, export the record as a preference dataset,
+//! clear it.
 
 use std::process::ExitCode;
 
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand};
+use sift_engine::agent::launch;
+use sift_engine::fates::{self, Front, Recorder};
 use sift_engine::review::{Change, Request, dismiss, repository_root, review};
 use sift_engine::rules::feedback::Record;
 
@@ -50,6 +54,33 @@ enum FeedbackCommand {
         repo: RepoArgs,
         /// The fingerprint of the dismissed finding.
         fingerprint: String,
+    },
+    /// Refuse an agent run's change (recorded in .sift/fates/, with your reason).
+    Reject {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The run (`sift agent` prints its transcript id).
+        run: String,
+        /// Why (kept with the record).
+        #[arg(long)]
+        reason: Option<String>,
+    },
+    /// Write the record of fates as a preference dataset (decided agent runs and best-of-N
+    /// choices), one JSON object per line, to stdout or FILE.
+    Export {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The format (jsonl is the one there is).
+        #[arg(long, default_value = "jsonl", value_parser = ["jsonl"])]
+        format: String,
+        /// Write to FILE instead of stdout.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
+    /// Delete the record of fates (.sift/fates/); dismissals and notes are kept.
+    Clear {
+        #[command(flatten)]
+        repo: RepoArgs,
     },
 }
 
@@ -99,7 +130,15 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                         "no finding {fingerprint} in the change under review: run `sift review` to see the fingerprints (add --base REV for a branch's change)"
                     )
                 })?;
-            let path = dismiss::dismiss(&root, &fingerprint, &finding.rule, &finding.path, reason)?;
+            let recorder = recorder(&root)?;
+            let path = dismiss::dismiss(
+                &root,
+                &recorder,
+                &fingerprint,
+                &finding.rule,
+                &finding.path,
+                reason,
+            )?;
             println!(
                 "dismissed {fingerprint} ({} in {}); recorded in {}",
                 finding.rule,
@@ -116,11 +155,64 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
         }
         FeedbackCommand::Forget { repo, fingerprint } => {
             let root = repository_root(&repo.root())?;
-            if !dismiss::forget(&root, &fingerprint)? {
+            if !dismiss::forget(&root, &recorder(&root)?, &fingerprint)? {
                 bail!("{fingerprint} is not dismissed: `sift feedback list` shows what is");
             }
             println!("forgot the dismissal of {fingerprint}: it will be raised again");
         }
+        FeedbackCommand::Reject { repo, run, reason } => {
+            let root = repo.folder()?;
+            let store = sift_engine::store::open(&root)?;
+            let transcript = sift_engine::agent::Transcript::open(&store, &run);
+            if !transcript.path().exists() {
+                bail!(
+                    "no agent run {run} in {}: `sift agent` prints each run's id",
+                    transcript
+                        .path()
+                        .parent()
+                        .map_or_else(String::new, |p| p.display().to_string())
+                );
+            }
+            let recorder = recorder(&root)?;
+            if !recorder.is_on() {
+                bail!("recording is off ([feedback] record = false): nothing was recorded");
+            }
+            launch::refused(&recorder, &run, reason.as_deref());
+            drop(recorder);
+            println!("recorded that you refused {run}");
+        }
+        FeedbackCommand::Export { repo, format: _, output } => {
+            let root = repo.folder()?;
+            let store = sift_engine::store::open(&root)?;
+            let replay = fates::read(&store)?;
+            let lines = fates::export::lines(&replay.records);
+            let mut text = String::new();
+            for line in &lines {
+                text.push_str(&serde_json::to_string(line)?);
+                text.push('\n');
+            }
+            match output {
+                Some(file) => {
+                    std::fs::write(&file, text)
+                        .with_context(|| format!("cannot write {}", file.display()))?;
+                    eprintln!("wrote {} line(s) to {}", lines.len(), file.display());
+                }
+                None => print!("{text}"),
+            }
+        }
+        FeedbackCommand::Clear { repo } => {
+            let root = repo.folder()?;
+            let store = sift_engine::store::open(&root)?;
+            let (dir, _) = fates::usage(&store);
+            let bytes = fates::clear(&store)?;
+            println!("cleared the record of fates in {} ({bytes} bytes)", dir.display());
+        }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The record of fates of `root`, under its configuration.
+fn recorder(root: &std::path::Path) -> Result<Recorder> {
+    let config = super::load_config(root, &[])?;
+    Ok(Recorder::configured(root, &config, Front::CLI))
 }

@@ -123,12 +123,7 @@ struct Ctx {
 
 impl Ctx {
     fn open(repo: &RepoArgs) -> Result<Ctx> {
-        let root = repo.root();
-        if !root.is_dir() {
-            bail!("{} is not a folder", root.display());
-        }
-        let root = std::fs::canonicalize(&root)
-            .with_context(|| format!("cannot resolve {}", root.display()))?;
+        let root = repo.folder()?;
         let config = super::load_config(&root, &[])?;
         let policy = sift_engine::agent::setup::policy(&root, &config)?;
         let index = super::search::open_index(&root, &WalkArgs::default(), false)?;

@@ -22,6 +22,7 @@ mod progress;
 mod review;
 mod sandbox;
 mod search;
+mod stats;
 mod status;
 
 /// sift: a local-first code assistant. Indexes a repository and searches it.
@@ -51,8 +52,12 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Review a change: findings on the lines it added.
     Review(review::ReviewArgs),
-    /// The review findings marked as wrong: list, dismiss, forget.
+    /// The review findings marked as wrong (list, dismiss, forget), and the record of fates
+    /// (reject an agent run, export, clear).
     Feedback(feedback::FeedbackArgs),
+    /// What became of sift's suggestions here: agent runs taken and refused, findings
+    /// dismissed per rule, searches shown (from the local record in .sift/fates/).
+    Stats(stats::StatsArgs),
     /// Show the configuration in force and where each value came from, or its schema.
     Config(config::ConfigArgs),
     /// Run the coding agent on a task: it proposes a change as a diff; nothing is written
@@ -81,6 +86,16 @@ impl RepoArgs {
     /// The root to work on.
     pub fn root(&self) -> PathBuf {
         self.path.clone().unwrap_or_else(|| PathBuf::from("."))
+    }
+
+    /// The root, which must be a folder, made canonical.
+    pub fn folder(&self) -> Result<PathBuf> {
+        let root = self.root();
+        if !root.is_dir() {
+            anyhow::bail!("{} is not a folder", root.display());
+        }
+        std::fs::canonicalize(&root)
+            .map_err(|e| anyhow::anyhow!("cannot resolve {}: {e}", root.display()))
     }
 }
 
@@ -129,6 +144,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
         Command::Feedback(args) => feedback::run(args),
+        Command::Stats(args) => stats::run(args),
         Command::Config(args) => config::run(args),
         Command::Agent(args) => agent::run(args),
         Command::Sandbox(args) => sandbox::run(args),

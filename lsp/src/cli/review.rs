@@ -139,6 +139,12 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
             ..Request::default()
         },
     )?;
+    let recorder = sift_engine::fates::Recorder::configured(
+        &root,
+        &super::load_config(&root, &[])?,
+        sift_engine::fates::Front::CLI,
+    );
+    reviewed.record_shown(&recorder);
     let note = reviewed.model_note.clone().or(skipped);
     if let Some(note) = &note {
         eprintln!("{note}");

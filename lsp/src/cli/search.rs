@@ -5,6 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use sift_engine::embeddings::Semantic;
+use sift_engine::fates::{Front, Recorder};
 use sift_engine::index::{CodeIndex, Error, Hit};
 use sift_engine::{Mode, Query, Workspace};
 
@@ -72,13 +73,14 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
             open::for_search(&index, &root, refresh, required, preload, &Terminal)?
         }
     };
+    let config = super::load_config(&root, &[])?;
     let workspace = Workspace::new(index, semantic)?
-        .with_leave_aside(super::load_config(&root, &[])?.leave_aside()?);
-    let found = sift_engine::search(
-        &[&workspace],
-        &Query { mode: args.mode, ..Query::new(&query, args.k) }
-            .listed(args.chunks, args.max_per_file),
-    )?;
+        .with_leave_aside(config.leave_aside()?)
+        .with_recorder(Recorder::configured(&root, &config, Front::CLI));
+    let asked = Query { mode: args.mode, ..Query::new(&query, args.k) }
+        .listed(args.chunks, args.max_per_file);
+    let found = sift_engine::search(&[&workspace], &asked)?;
+    sift_engine::search::shown(&[&workspace], &asked, &found);
     if let (Some(why), Some(_)) = (&found.fallback, args.mode) {
         eprintln!("note: hybrid search falls back to lexical: {why}");
     }
@@ -91,6 +93,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
     if refresh {
         keep_watching(&root, &args)?;
     }
+    workspace.recorder.flush();
     // Nothing is left to write: the process ends without tearing the model and the index down
     // (onnxruntime's session and thread pools take tens of milliseconds to drop).
     std::mem::forget(workspace);

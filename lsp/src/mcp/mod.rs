@@ -49,9 +49,10 @@ where
     let (progress, mut progress_rx) = mpsc::unbounded_channel();
     tokio::spawn(async move { while progress_rx.recv().await.is_some() {} });
     let root = options.root.clone();
-    let (ws, updater) =
-        tokio::task::spawn_blocking(move || Workspace::open_configured(&root, None, progress))
-            .await??;
+    let (ws, updater) = tokio::task::spawn_blocking(move || {
+        Workspace::open_configured(&root, None, sift_engine::fates::Front::MCP, progress)
+    })
+    .await??;
     tokio::spawn(ws.clone().run_updates(updater));
     ws.request_update();
     let watched = ws.clone();

@@ -218,7 +218,12 @@ impl Backend {
         });
         self.agents.insert(
             id,
-            PendingRun { root: finished.root, task: params.task, changes: finished.changes },
+            PendingRun {
+                root: finished.root,
+                task: params.task,
+                model: finished.model,
+                changes: finished.changes,
+            },
         );
         Ok(answer)
     }
@@ -251,7 +256,7 @@ impl Backend {
     /// needing the user's confirmation.
     pub(super) async fn agent_apply(&self, arguments: &[Value]) -> Result<Value> {
         let id = run_id(arguments, "sift.agent.apply")?;
-        let PendingRun { root, task, changes } = self.agents.get(&id).ok_or_else(|| {
+        let PendingRun { root, task, model, changes } = self.agents.get(&id).ok_or_else(|| {
             Error::invalid_params(format!(
                 "no pending agent run {id} (applied or discarded already?)"
             ))
@@ -283,24 +288,44 @@ impl Backend {
         if parts.is_empty() {
             return Ok(json!({"applied": false, "failureReason": "the run changed nothing"}));
         }
+        let parts_count = parts.len();
         let annotation = ChangeAnnotation {
             label: format!("sift agent: {}", shorten(&task, 60)),
             needs_confirmation: Some(true),
             description: Some("a change proposed by sift's agent".into()),
         };
         let edit = workspace_edit(parts, "sift-agent", annotation, self.encoding());
+        let files = parts_count;
         let response = self.client.apply_edit(edit).await?;
         if response.applied {
             self.agents.remove(&id);
+            launch::applied(&self.recorder_of(&root), &id, &model, files, None);
         }
         Ok(json!({"applied": response.applied, "failureReason": response.failure_reason}))
     }
 
-    /// `sift.agent.discard [{id}]`.
+    /// `sift.agent.discard [{id, reason?}]`: the run's change is dropped, and recorded as
+    /// refused (with the user's reason, when given).
     pub(super) fn agent_discard(&self, arguments: &[Value]) -> Result<Value> {
         let id = run_id(arguments, "sift.agent.discard")?;
+        let reason = match arguments {
+            [Value::Object(map)] => map.get("reason").and_then(Value::as_str),
+            _ => None,
+        };
         let removed = self.agents.remove(&id);
+        if let Some(run) = &removed {
+            launch::refused(&self.recorder_of(&run.root), &id, reason);
+        }
         Ok(json!({"discarded": removed.is_some()}))
+    }
+
+    /// The record of fates of the workspace at `root`.
+    fn recorder_of(&self, root: &std::path::Path) -> std::sync::Arc<sift_engine::fates::Recorder> {
+        self.workspaces()
+            .iter()
+            .find(|w| w.root == root)
+            .map(|w| w.recorder.clone())
+            .unwrap_or_else(|| std::sync::Arc::new(sift_engine::fates::Recorder::off()))
     }
 }
 

@@ -52,6 +52,8 @@ pub struct Backend {
     /// `initializationOptions`: tables laid over each root's `.sift/config.toml` (editor
     /// settings).
     pub(super) init_options: Mutex<Option<Value>>,
+    /// The editor's name (`initialize`'s `clientInfo`), for the fates it records.
+    pub(super) client_name: Mutex<Option<String>>,
     docs: mpsc::UnboundedSender<DocEvent>,
     pub(super) docs_rx: Mutex<Option<mpsc::UnboundedReceiver<DocEvent>>>,
     /// The open documents' texts and versions, held once.
@@ -79,6 +81,7 @@ impl Backend {
             lens_refresh: Default::default(),
             test_hooks: Default::default(),
             init_options: Mutex::new(None),
+            client_name: Mutex::new(None),
             docs: tx,
             docs_rx: Mutex::new(Some(rx)),
             documents,
@@ -102,7 +105,7 @@ impl Backend {
 
     /// The custom `sift/search` request.
     pub async fn sift_search(&self, params: SearchParams) -> Result<SearchResponse> {
-        guarded("sift/search", search::search(self.workspaces(), params)).await
+        guarded("sift/search", search::search(self.workspaces(), params, true)).await
     }
 
     fn findings(&self) -> std::sync::MutexGuard<'_, Findings> {
@@ -183,6 +186,10 @@ impl LanguageServer for Backend {
             && std::time::Instant::now() < deadline
         {
             tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        // What became of the session's suggestions, written before the process may exit.
+        for ws in &workspaces {
+            ws.recorder.flush();
         }
         Ok(())
     }

@@ -32,7 +32,7 @@ impl Backend {
         match command {
             Command::Search => {
                 let params = search::command_params(&params.arguments)?;
-                Ok(Some(json(search::search(self.workspaces(), params).await?)?))
+                Ok(Some(json(search::search(self.workspaces(), params, true).await?)?))
             }
             Command::Reindex => {
                 let workspaces = self.workspaces();

@@ -48,6 +48,8 @@ impl Backend {
             self.test_hooks.store(hooks == Some(true), std::sync::atomic::Ordering::Relaxed);
             *self.init_options.lock().unwrap_or_else(|e| e.into_inner()) =
                 params.initialization_options.clone();
+            *self.client_name.lock().unwrap_or_else(|e| e.into_inner()) =
+                params.client_info.as_ref().map(|c| c.name.clone());
             let mut roots: Vec<PathBuf> = params
                 .workspace_folders
                 .unwrap_or_default()
@@ -115,12 +117,20 @@ impl Backend {
         // settings (initializationOptions), the environment.
         let overrides = self.init_options.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let review_overrides = overrides.clone();
+        let front = sift_engine::fates::Front::lsp(
+            self.client_name.lock().unwrap_or_else(|e| e.into_inner()).clone(),
+        );
         // Opening (or creating) an index touches the disk: not on the protocol loop.
         let opening = tokio::task::spawn_blocking(move || {
             roots
                 .into_iter()
                 .map(|root| {
-                    let result = Workspace::open_configured(&root, overrides.as_ref(), ptx.clone());
+                    let result = Workspace::open_configured(
+                        &root,
+                        overrides.as_ref(),
+                        front.clone(),
+                        ptx.clone(),
+                    );
                     (root, result)
                 })
                 .collect::<Vec<_>>()
@@ -154,7 +164,7 @@ impl Backend {
             }
         }
         *self.workspaces.write().unwrap_or_else(|e| e.into_inner()) = opened.clone();
-        self.reviews.start(opened.iter().map(|ws| ws.root.clone()).collect(), review_overrides);
+        self.reviews.start(&opened, review_overrides);
         // Watching a large tree adds a watch per folder: also off the loop, after indexing began.
         let watching = tokio::task::spawn_blocking(move || {
             opened

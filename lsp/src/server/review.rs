@@ -21,6 +21,8 @@ use std::time::Duration;
 
 use futures::FutureExt;
 use serde_json::Value;
+use sift_engine::fates::Recorder;
+use sift_engine::live::Workspace;
 use sift_engine::review::dismiss;
 use sift_engine::review::{Request, Reviewed, review};
 use tokio::sync::mpsc;
@@ -52,6 +54,11 @@ pub struct Reviews {
     origins: Mutex<HashMap<Uri, Origin>>,
     /// Workspace roots, and the editor's settings laid over their `.sift/config.toml`.
     roots: Mutex<Vec<PathBuf>>,
+    /// Each root's record of fates (dismissals and silences are recorded there).
+    recorders: Mutex<HashMap<PathBuf, Arc<Recorder>>>,
+    /// The fingerprints of the review findings shown so far (each recorded as shown once per
+    /// session, not on every save).
+    shown: Mutex<HashSet<String>>,
     overrides: Mutex<Option<Value>>,
     /// Per document: how many saves were seen (a run started at an older count is stale).
     saves: Mutex<HashMap<Uri, u64>>,
@@ -78,6 +85,8 @@ impl Reviews {
             documents,
             origins: Mutex::new(HashMap::new()),
             roots: Mutex::new(Vec::new()),
+            recorders: Mutex::new(HashMap::new()),
+            shown: Mutex::new(HashSet::new()),
             overrides: Mutex::new(None),
             saves: Mutex::new(HashMap::new()),
             queue,
@@ -116,9 +125,12 @@ impl Reviews {
         self.client.publish_diagnostics(uri.clone(), diagnostics, version).await;
     }
 
-    /// Starts review on save for `roots`, with the editor's settings (`initializationOptions`).
-    pub fn start(self: &Arc<Self>, roots: Vec<PathBuf>, overrides: Option<Value>) {
-        *lock(&self.roots) = roots;
+    /// Starts review on save for the roots of `workspaces`, with the editor's settings
+    /// (`initializationOptions`).
+    pub fn start(self: &Arc<Self>, workspaces: &[Arc<Workspace>], overrides: Option<Value>) {
+        *lock(&self.roots) = workspaces.iter().map(|ws| ws.root.clone()).collect();
+        *lock(&self.recorders) =
+            workspaces.iter().map(|ws| (ws.root.clone(), ws.recorder.clone())).collect();
         *lock(&self.overrides) = overrides;
         if let Some(rx) = lock(&self.queue_rx).take() {
             tokio::spawn(self.clone().run_saves(rx));
@@ -213,8 +225,15 @@ impl Reviews {
         }
     }
 
-    /// Review findings by document, remembering where each document is in its repository.
+    /// Review findings by document, remembering where each document is in its repository;
+    /// those not shown before in this session are recorded as shown.
     fn convert(&self, reviewed: &Reviewed) -> HashMap<Uri, Vec<Finding>> {
+        let new: Vec<&sift_engine::rules::Finding> = {
+            let mut shown = lock(&self.shown);
+            let findings = reviewed.items.iter().map(|i| &i.finding);
+            findings.filter(|f| shown.insert(f.fingerprint.clone())).collect()
+        };
+        sift_engine::review::record_shown(&self.recorder(&reviewed.root), new);
         let mut by_uri: HashMap<Uri, Vec<Finding>> = HashMap::new();
         let mut origins = lock(&self.origins);
         for item in &reviewed.items {
@@ -289,6 +308,12 @@ impl Reviews {
         }))
     }
 
+    /// The record of fates of the workspace at `root` (one that records nothing for a
+    /// repository that is not a workspace folder).
+    fn recorder(&self, root: &Path) -> Arc<Recorder> {
+        lock(&self.recorders).get(root).cloned().unwrap_or_else(|| Arc::new(Recorder::off()))
+    }
+
     /// `sift.dismiss`: hides a finding now and, for a review finding, records the dismissal in
     /// the repository's `.sift/feedback/` so that it is not raised again for that code.
     pub async fn dismiss(&self, uri: &Uri, id: &str, reason: Option<String>) -> Result<Value> {
@@ -297,10 +322,13 @@ impl Reviews {
         let mut remembered = false;
         if let (Some(rule), Some((root, path))) = (rule, origin) {
             let id = id.to_string();
-            tokio::task::spawn_blocking(move || dismiss::dismiss(&root, &id, &rule, &path, reason))
-                .await
-                .map_err(|e| super::guard::internal(format!("dismissing crashed: {e}")))?
-                .map_err(|e| super::guard::internal(e.to_string()))?;
+            let recorder = self.recorder(&root);
+            tokio::task::spawn_blocking(move || {
+                dismiss::dismiss(&root, &recorder, &id, &rule, &path, reason)
+            })
+            .await
+            .map_err(|e| super::guard::internal(format!("dismissing crashed: {e}")))?
+            .map_err(|e| super::guard::internal(e.to_string()))?;
             remembered = true;
         }
         self.findings().dismiss(id);
@@ -316,10 +344,13 @@ impl Reviews {
         let mut remembered = false;
         if let Some((root, path)) = origin {
             let rule_id = rule.to_string();
-            tokio::task::spawn_blocking(move || dismiss::silence(&root, &path, &rule_id))
-                .await
-                .map_err(|e| super::guard::internal(format!("silencing crashed: {e}")))?
-                .map_err(|e| Error::invalid_params(e.to_string()))?;
+            let recorder = self.recorder(&root);
+            tokio::task::spawn_blocking(move || {
+                dismiss::silence(&root, &recorder, &path, &rule_id)
+            })
+            .await
+            .map_err(|e| super::guard::internal(format!("silencing crashed: {e}")))?
+            .map_err(|e| Error::invalid_params(e.to_string()))?;
             remembered = true;
         }
         self.findings().silence(uri, rule);

@@ -12,10 +12,12 @@ use super::guard::internal;
 use super::protocol::{MoreResult, SearchParams, SearchResponse, SearchResult};
 use sift_engine::live::Workspace;
 
-/// Searches every workspace (on a blocking thread).
+/// Searches every workspace (on a blocking thread); a list `shown` to the user (`sift/search`,
+/// not `workspace/symbol`'s lookups as the user types) is recorded as such.
 pub async fn search(
     workspaces: Vec<Arc<Workspace>>,
     params: SearchParams,
+    shown: bool,
 ) -> Result<SearchResponse> {
     let mode = match params.mode.as_deref() {
         None | Some("auto") => None,
@@ -27,7 +29,11 @@ pub async fn search(
         let query = Query { mode, ..Query::new(&params.query, k) }
             .listed(params.chunks, params.max_per_file);
         let all: Vec<&sift_engine::Workspace> = searched.iter().map(|w| &***w).collect();
-        sift_engine::search(&all, &query)
+        let found = sift_engine::search(&all, &query);
+        if let (Ok(found), true) = (&found, shown) {
+            sift_engine::search::shown(&all, &query, found);
+        }
+        found
     })
     .await
     .map_err(|e| internal(format!("search crashed: {e}")))?;
@@ -61,7 +67,7 @@ pub async fn symbol(
         max_per_file: None,
         chunks: true,
     };
-    let found = search(workspaces, params).await?;
+    let found = search(workspaces, params, false).await?;
     Ok(Some(WorkspaceSymbolResponse::Flat(found.results.into_iter().map(to_symbol).collect())))
 }
 

@@ -81,7 +81,7 @@ pub static TOOLS: &[Tool] = &[
         },
         effect: Effect::Reads,
         agent: Some(|s, args, _| super::search::search(s, args)),
-        mcp: Some(DataCall::Session(|s, args| super::search::answer(s, args))),
+        mcp: Some(DataCall::Session(|s, args| super::search::answer_shown(s, args))),
     },
     Tool {
         name: "grep",

@@ -16,6 +16,19 @@ pub fn search(s: &Session<'_>, args: &Value) -> ToolOutput {
     answer(s, args).0
 }
 
+/// [`answer`], recorded as a list shown ([`crate::search::shown`]): MCP's search, whose
+/// answer goes to the client rather than to sift's own agent.
+pub fn answer_shown(s: &Session<'_>, args: &Value) -> (ToolOutput, Option<Value>) {
+    let answered = answer(s, args);
+    if let Some(data) = &answered.1 {
+        let count = data["results"].as_array().map_or(0, Vec::len);
+        let text = str_arg(args, "query").unwrap_or_default();
+        let top = data["results"][0]["path"].as_str();
+        crate::search::list_shown(&s.view().recorder, text, count, top);
+    }
+    answered
+}
+
 /// [`search`]'s answer, and the same as data: `{query, mode, fallback?, results: [{path,
 /// start_line, end_line, symbol?, kind, container?, line, snippet, unsaved, more: [{start_line,
 /// end_line, symbol?, kind}]}]}` (one result per file, as every front end's search).

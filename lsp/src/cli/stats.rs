@@ -1,0 +1,128 @@
+//! `sift stats`: what became of sift's suggestions in this repository, from the local record
+//! of fates (`sift_engine::fates::stats`): a table with sparklines, or `--json`.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use clap::Args;
+use sift_engine::fates::{self, stats};
+
+use super::RepoArgs;
+
+/// Arguments of `sift stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    repo: RepoArgs,
+    /// Only what happened since: a span (7d, 24h, 30m, 2w) or a date (YYYY-MM-DD, UTC)
+    /// [default: 30d].
+    #[arg(long, value_name = "WHEN")]
+    since: Option<String>,
+    /// Count the whole record.
+    #[arg(long, conflicts_with = "since")]
+    all: bool,
+    /// One JSON object: the figures, where the record lives and its size.
+    #[arg(long)]
+    json: bool,
+}
+
+/// Runs `sift stats`.
+pub fn run(args: StatsArgs) -> Result<ExitCode> {
+    let root = args.repo.folder()?;
+    let store = sift_engine::store::open(&root)?;
+    let now = fates::now();
+    let since = match (&args.since, args.all) {
+        (_, true) => None,
+        (Some(text), _) => Some(stats::parse_since(text, now).map_err(|e| anyhow!(e))?),
+        (None, _) => Some(now.saturating_sub(30 * stats::DAY)),
+    };
+    let replay = fates::read(&store)?;
+    let figures = stats::compute(&replay.records, since, now);
+    let (dir, bytes) = fates::usage(&store);
+    let mut out = std::io::stdout().lock();
+    if args.json {
+        let value = serde_json::json!({
+            "record": {"path": dir, "bytes": bytes, "events": replay.records.len(), "skipped": replay.skipped},
+            "stats": figures,
+        });
+        writeln!(out, "{value}")?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let period = match since {
+        Some(s) => format!("since {}", sift_engine::rules::feedback::rfc3339(at(s))),
+        None => "the whole record".to_owned(),
+    };
+    writeln!(out, "{period}: {} record(s)  {}", figures.events, stats::sparkline(&figures.daily))?;
+    let rate = |r: Option<f64>| r.map_or("-".to_owned(), |r| format!("{:.0} %", r * 100.0));
+    let a = &figures.agent;
+    writeln!(out, "\nagent runs      shown  taken  edited  refused  undecided  taken of shown")?;
+    let mut row = |name: &str, d: &stats::Decisions| {
+        writeln!(
+            out,
+            "  {name:<13} {:>5}  {:>5}  {:>6}  {:>7}  {:>9}  {:>14}",
+            d.shown,
+            d.accepted,
+            d.edited,
+            d.rejected,
+            d.undecided,
+            rate(d.acceptance)
+        )
+    };
+    row("all", a)?;
+    for (model, d) in &figures.models {
+        row(model, d)?;
+    }
+    if figures.attempts.shown > 0 {
+        writeln!(
+            out,
+            "  best-of-N: {} attempt(s) shown, {} taken",
+            figures.attempts.shown, figures.attempts.taken
+        )?;
+    }
+    writeln!(out, "\nreview rules    shown  dismissed (wrong/noise)  forgotten  silenced  fixed")?;
+    if figures.rules.is_empty() {
+        writeln!(out, "  (none recorded)")?;
+    }
+    for (rule, r) in &figures.rules {
+        writeln!(
+            out,
+            "  {rule:<13} {:>5}  {:>10} / {:<10}  {:>9}  {:>8}  {:>5}",
+            r.shown, r.dismissed_wrong, r.dismissed_noise, r.forgotten, r.silenced, r.fixed
+        )?;
+    }
+    let searches: usize = figures.searches.values().sum();
+    let fronts: Vec<String> = figures.searches.iter().map(|(f, n)| format!("{f} {n}")).collect();
+    writeln!(
+        out,
+        "\nsearch lists shown: {searches}{}",
+        match fronts.is_empty() {
+            true => String::new(),
+            false => format!(" ({})", fronts.join(", ")),
+        }
+    )?;
+    let n = &figures.notes;
+    if n.shown > 0 {
+        writeln!(
+            out,
+            "memory notes proposed: {}, accepted {}, refused {}",
+            n.shown, n.accepted, n.rejected
+        )?;
+    }
+    writeln!(
+        out,
+        "\nthe record: {} ({bytes} bytes, {} record(s){}; on this machine only; `sift feedback clear` deletes it)",
+        dir.display(),
+        replay.records.len(),
+        if replay.skipped > 0 {
+            format!(", {} unreadable line(s) skipped", replay.skipped)
+        } else {
+            String::new()
+        }
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn at(secs: u64) -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs)
+}
