@@ -74,11 +74,12 @@ test('package.json defaults match what the code assumes', () => {
     assert.equal(props['sift.server.logLevel'].default, 'warn');
     assert.equal(props['sift.serverPath'].default, '');
     // Paths that start programs or load native code or models, where an API key goes, and what
-    // widens the agent's sandbox must not come from an untrusted workspace.
+    // widens the agent's sandbox (or what is recorded) must not come from an untrusted workspace.
     const pkg = readPackageJson() as unknown as { capabilities: { untrustedWorkspaces: { restrictedConfigurations: string[] } } };
     assert.deepEqual(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.sort(), [
         'sift.agent.checkers',
         'sift.embed.onnxruntime',
+        'sift.feedback.text',
         'sift.index.indexSecrets',
         'sift.index.outsideLinks',
         'sift.model.apiKeyEnv',

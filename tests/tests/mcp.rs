@@ -93,6 +93,16 @@ fn a_real_mcp_client_calls_every_tool_and_bad_calls_are_tool_errors() {
     assert!(first["start_line"].as_u64().unwrap() <= 4 && first["end_line"].as_u64().unwrap() >= 7);
     assert_eq!(search["structured"]["coverage"]["state"], "ready");
     assert!(search["text"].as_str().unwrap().contains("src/app.py:"), "{search}");
+    // The list the client was shown is recorded, as MCP's, without the query's words.
+    let fates = std::fs::read_to_string(root.join(".sift/fates/fates.jsonl")).unwrap_or_default();
+    let listed: Vec<Value> = fates.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert!(
+        listed.iter().any(|r| r["kind"] == "search"
+            && r["front"] == "mcp"
+            && r["path"] == "src/app.py"
+            && r.get("text").is_none()),
+        "{fates}"
+    );
 
     let symbols = &report["outline"]["structured"]["symbols"];
     let names: Vec<&str> =

@@ -1,5 +1,5 @@
-//! `[feedback]`: whether sift records the fate of what it suggests, and how much of it
-//! (`crate::fates`).
+//! `[feedback]`: whether sift records the fate of what it suggests, and how much of it (the
+//! engine's record of fates reads it).
 
 use super::spec::{Default, Key, Kind, Section};
 use super::{Config, Invalid};

@@ -4,9 +4,9 @@
 //! Every front end records through one [`Recorder`], made once per command (the CLI) or per
 //! workspace (the language server, `sift mcp`) from the `[feedback]` configuration, and handed
 //! to the engine's use cases, which record where the fate is decided: a finding dismissed,
-//! forgotten or silenced ([`crate::review::dismiss`]), an agent run shown, applied or refused
-//! ([`crate::agent::launch`]), a best-of-N attempt taken, a search's list shown
-//! ([`crate::search::shown`]). The schema is documented in `docs/feedback.md`.
+//! forgotten or silenced (the review's `dismiss` module), an agent run shown, applied or refused
+//! (the agent's `launch`), a best-of-N attempt taken, a search's list shown (`search::shown`).
+//! This module imports none of them. The schema is documented in `docs/feedback.md`.
 //!
 //! Recording never blocks the caller: [`Recorder::record`] hands the event to a writer thread
 //! (started with the first event) and returns. The writer appends what has queued up in one

@@ -90,6 +90,8 @@ where
     reader.abort();
     let _ = forwarder.await;
     let _ = writer.await;
+    // What became of the lists shown, written before the process may exit.
+    ws.recorder.flush();
     Ok(())
 }
 
