@@ -32,9 +32,8 @@ export interface SearchParams {
     maxPerFile?: number;
 }
 
-export interface SearchResult {
-    uri: string;
-    path: string;
+/** A matching chunk: where it is and what it defines (a result's `more` holds only this). */
+export interface Chunk {
     range: Range;
     /** 0-based. */
     matchLine: number;
@@ -42,22 +41,16 @@ export interface SearchResult {
     symbol: string | null;
     kind: string;
     container: string | null;
+}
+
+export interface SearchResult extends Chunk {
+    uri: string;
+    path: string;
     language: string;
     snippet: string;
     unsaved: boolean;
     /** The file's other matching chunks, best first (each result is a file; absent when none). */
-    more?: MoreResult[];
-}
-
-/** Another matching chunk of a result's file (no snippet, nothing it shares with the file's result). */
-export interface MoreResult {
-    range: Range;
-    /** 0-based. */
-    matchLine: number;
-    score: number;
-    symbol: string | null;
-    kind: string;
-    container: string | null;
+    more?: Chunk[];
 }
 
 export type CoverageState = 'indexing' | 'ready' | 'waiting' | 'failed';

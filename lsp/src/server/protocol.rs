@@ -127,18 +127,9 @@ pub struct SearchResult {
     pub uri: Uri,
     /// Path relative to its workspace root, `/`-separated.
     pub path: String,
-    /// The whole chunk (line-based: from column 0 of its first line to column 0 after its last).
-    pub range: Range,
-    /// The line that matched best (0-based, as in LSP positions).
-    pub match_line: u32,
-    /// Relevance, higher is better.
-    pub score: f32,
-    /// The defined symbol, when the chunk is a definition.
-    pub symbol: Option<String>,
-    /// Chunk kind (`function`, `method`, `class`…).
-    pub kind: String,
-    /// Enclosing symbol.
-    pub container: Option<String>,
+    /// Its best chunk.
+    #[serde(flatten)]
+    pub chunk: Chunk,
     /// Language or text label.
     pub language: String,
     /// Up to three lines around the best match.
@@ -148,24 +139,25 @@ pub struct SearchResult {
     /// The file's other chunks that matched, best first (absent when there are none, and in
     /// `chunks` results).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub more: Vec<MoreResult>,
+    pub more: Vec<Chunk>,
 }
 
-/// Another matching chunk of a [`SearchResult`]'s file: where it is and what it defines,
-/// without the fields it shares with its file's result and without a snippet (no front end
-/// shows one for them; leaving them out keeps a 10-file answer about a quarter of the size).
+/// A matching chunk: where it is and what it defines. A result's best chunk is laid into the
+/// result; its file's other chunks (`more`) are only this, without a snippet or what they share
+/// with their file's result (no front end shows them; a 10-file answer is about a quarter of
+/// the size without).
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct MoreResult {
-    /// The whole chunk.
+pub struct Chunk {
+    /// The whole chunk (line-based: from column 0 of its first line to column 0 after its last).
     pub range: Range,
-    /// The line that matched best (0-based).
+    /// The line that matched best (0-based, as in LSP positions).
     pub match_line: u32,
     /// Relevance, higher is better.
     pub score: f32,
     /// The defined symbol, when the chunk is a definition.
     pub symbol: Option<String>,
-    /// Chunk kind.
+    /// Chunk kind (`function`, `method`, `class`…).
     pub kind: String,
     /// Enclosing symbol.
     pub container: Option<String>,

@@ -9,7 +9,7 @@ use tower_lsp_server::jsonrpc::{Error, Result};
 use tower_lsp_server::ls_types::*;
 
 use super::guard::internal;
-use super::protocol::{MoreResult, SearchParams, SearchResponse, SearchResult};
+use super::protocol::{Chunk, SearchParams, SearchResponse, SearchResult};
 use sift_engine::live::Workspace;
 
 /// Searches every workspace (on a blocking thread); a list `shown` to the user (`sift/search`,
@@ -75,28 +75,24 @@ fn line_range(first: u64, last: u64) -> Range {
     Range::new(Position::new(first.saturating_sub(1) as u32, 0), Position::new(last as u32, 0))
 }
 
-fn to_result(Found { root, hit, more }: Found) -> Option<SearchResult> {
-    let more = more
-        .into_iter()
-        .map(|hit| MoreResult {
-            range: line_range(hit.start_line, hit.end_line),
-            match_line: hit.match_line.saturating_sub(1) as u32,
-            score: hit.score,
-            symbol: hit.symbol,
-            kind: hit.kind,
-            container: hit.container,
-        })
-        .collect();
+fn chunk(hit: &mut sift_engine::index::Hit) -> Chunk {
+    Chunk {
+        range: line_range(hit.start_line, hit.end_line),
+        match_line: hit.match_line.saturating_sub(1) as u32,
+        score: hit.score,
+        symbol: hit.symbol.take(),
+        kind: std::mem::take(&mut hit.kind),
+        container: hit.container.take(),
+    }
+}
+
+fn to_result(Found { root, mut hit, more }: Found) -> Option<SearchResult> {
+    let more = more.into_iter().map(|mut hit| chunk(&mut hit)).collect();
     let uri = Uri::from_file_path(root.join(&hit.path))?;
     Some(SearchResult {
         uri,
-        range: line_range(hit.start_line, hit.end_line),
-        match_line: hit.match_line.saturating_sub(1) as u32,
+        chunk: chunk(&mut hit),
         path: hit.path,
-        score: hit.score,
-        symbol: hit.symbol,
-        kind: hit.kind,
-        container: hit.container,
         language: hit.language,
         snippet: hit.snippet,
         unsaved: hit.unsaved,
@@ -123,24 +119,24 @@ fn symbol_kind(kind: &str) -> SymbolKind {
 
 #[allow(deprecated)] // `SymbolInformation::deprecated` must still be named.
 fn to_symbol(result: SearchResult) -> SymbolInformation {
-    let line = result.match_line;
-    let name = match &result.symbol {
+    let line = result.chunk.match_line;
+    let name = match &result.chunk.symbol {
         Some(symbol) => symbol.clone(),
         None => format!("{}:{}", result.path, line + 1),
     };
     let first_line = result
         .snippet
         .lines()
-        .nth(usize::from(result.match_line > result.range.start.line))
+        .nth(usize::from(result.chunk.match_line > result.chunk.range.start.line))
         .unwrap_or("")
         .trim();
-    let container = match &result.container {
+    let container = match &result.chunk.container {
         Some(c) => format!("{c} · {}:{}", result.path, line + 1),
         None => format!("{}:{} {first_line}", result.path, line + 1),
     };
     SymbolInformation {
         name,
-        kind: symbol_kind(&result.kind),
+        kind: symbol_kind(&result.chunk.kind),
         tags: None,
         deprecated: None,
         location: Location::new(
