@@ -354,12 +354,17 @@ fn run_answer(server: &FakeServer) -> String {
     tool.expect("the run call was answered")["content"].as_str().unwrap().to_owned()
 }
 
-fn unsandboxed_log(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("repo/.sift/agent/unsandboxed.jsonl"))
+/// The records of a JSONL log under `dir/repo/.sift/` (none when it does not exist).
+fn jsonl(dir: &Path, log: &str) -> Vec<Value> {
+    std::fs::read_to_string(dir.join("repo/.sift").join(log))
         .unwrap_or_default()
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
+}
+
+fn unsandboxed_log(dir: &Path) -> Vec<Value> {
+    jsonl(dir, "agent/unsandboxed.jsonl")
 }
 
 /// The log after a refused request and an approved one (approved `by`).
@@ -520,11 +525,7 @@ fn sift_in(dir: &Path, args: &[&str]) -> Output {
 }
 
 fn fates(dir: &Path) -> Vec<Value> {
-    std::fs::read_to_string(dir.join("repo/.sift/fates/fates.jsonl"))
-        .unwrap_or_default()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
+    jsonl(dir, "fates/fates.jsonl")
 }
 
 /// What became of each suggestion is recorded by whichever front end decided it, through the
