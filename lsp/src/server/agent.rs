@@ -288,14 +288,13 @@ impl Backend {
         if parts.is_empty() {
             return Ok(json!({"applied": false, "failureReason": "the run changed nothing"}));
         }
-        let parts_count = parts.len();
+        let files = parts.len();
         let annotation = ChangeAnnotation {
             label: format!("sift agent: {}", shorten(&task, 60)),
             needs_confirmation: Some(true),
             description: Some("a change proposed by sift's agent".into()),
         };
         let edit = workspace_edit(parts, "sift-agent", annotation, self.encoding());
-        let files = parts_count;
         let response = self.client.apply_edit(edit).await?;
         if response.applied {
             self.agents.remove(&id);
