@@ -80,14 +80,21 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
             figures.attempts.shown, figures.attempts.taken
         )?;
     }
-    writeln!(out, "\nreview rules    shown  dismissed (wrong/noise)  forgotten  silenced  fixed")?;
+    let width = figures.rules.keys().map(String::len).max().unwrap_or(0).max(13);
+    writeln!(
+        out,
+        "\n{:<w$}   {:>7}  dismissed (wrong/noise)  forgotten  silenced  fixed",
+        "review rules",
+        "shown",
+        w = width
+    )?;
     if figures.rules.is_empty() {
         writeln!(out, "  (none recorded)")?;
     }
     for (rule, r) in &figures.rules {
         writeln!(
             out,
-            "  {rule:<13} {:>5}  {:>10} / {:<10}  {:>9}  {:>8}  {:>5}",
+            "  {rule:<width$} {:>7}  {:>10} / {:<10}  {:>9}  {:>8}  {:>5}",
             r.shown, r.dismissed_wrong, r.dismissed_noise, r.forgotten, r.silenced, r.fixed
         )?;
     }
