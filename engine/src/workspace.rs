@@ -40,6 +40,17 @@ impl Workspace {
         })
     }
 
+    /// This workspace as a command's `config` says (`[search] leave_aside`, `[feedback]`),
+    /// recording the fates of what it shows for `front`.
+    pub fn configured(
+        self,
+        config: &crate::config::Config,
+        front: crate::fates::Front,
+    ) -> crate::Result<Workspace> {
+        let recorder = crate::fates::Recorder::configured(&self.root, config, front);
+        Ok(self.with_leave_aside(config.leave_aside()?).with_recorder(recorder))
+    }
+
     /// This workspace, recording fates with `recorder`.
     pub fn with_recorder(self, recorder: crate::fates::Recorder) -> Workspace {
         Workspace { recorder: Arc::new(recorder), ..self }

@@ -13,11 +13,10 @@ use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::{DocAddress, TantivyDocument};
 
-use crate::aside::classify;
 use crate::embed::{Embedder, Scope, embed_text, priority};
 use crate::error::{Error, Result};
 use crate::index::CodeIndex;
-use crate::search::{Hit, Keep, SearchOptions, Terms, collect_hits};
+use crate::search::{Hit, Keep, SearchOptions, Terms, collect_hits, doc_aside};
 use crate::update::Progress;
 use crate::vectors::{Similarities, VectorIndex, VectorStore, live_keys};
 
@@ -145,9 +144,7 @@ impl CodeIndex {
             let doc: TantivyDocument = searcher.doc(addr).map_err(|e| Error::tantivy(where_, e))?;
             let path = str_of(&doc, f.path).unwrap_or_default();
             let lang = str_of(&doc, f.lang).unwrap_or_default();
-            let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or("");
-            let head = doc.get_first(f.start_line).and_then(|v| v.as_u64()).unwrap_or(0) <= 1;
-            if scope == Scope::NoAside && classify(&path, &lang, content, head).is_some() {
+            if scope == Scope::NoAside && doc_aside(f, &doc, &path).is_some() {
                 left_out.push(key);
                 continue;
             }

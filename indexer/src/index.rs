@@ -173,9 +173,6 @@ impl CodeIndex {
         Ok((manifest, name))
     }
 
-    /// The documents of `searcher` (one of this index's) grouped by file, for file-level
-    /// scores: built again only when its segments or their deletions differ from the last
-    /// searcher's (a commit), so a server's queries share one.
     /// With `aside` to leave out, the file map that tells, by path, which documents it leaves
     /// out before they are read ([`crate::files::FileMap::leaves_out`]; `None`: nothing to
     /// leave out).
@@ -187,6 +184,9 @@ impl CodeIndex {
         if aside.is_empty() { Ok(None) } else { self.file_map(searcher).map(Some) }
     }
 
+    /// The documents of `searcher` (one of this index's) grouped by file, for file-level
+    /// scores: built again only when its segments or their deletions differ from the last
+    /// searcher's (a commit), so a server's queries share one.
     pub(crate) fn file_map(
         &self,
         searcher: &tantivy::Searcher,

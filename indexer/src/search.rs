@@ -298,7 +298,7 @@ pub(crate) fn search_searcher(
     let mut fetch = opts.depth();
     let wanted: HashSet<&str> = tokens.iter().map(String::as_str).collect();
     loop {
-        let top = searcher
+        let mut top = searcher
             .search_with_statistics_provider(
                 &query,
                 &TopDocs::with_limit(fetch).order_by_score(),
@@ -306,7 +306,6 @@ pub(crate) fn search_searcher(
             )
             .map_err(|e| Error::tantivy(where_, e))?;
         let exhausted = top.len() < fetch;
-        let mut top = top;
         if let Some(early) = early {
             top.retain(|(_, addr)| !early(*addr));
         }
@@ -363,7 +362,7 @@ pub(crate) fn collect_hits(
 }
 
 /// What kind of aside content ([`crate::aside`]) the stored chunk document of `path` is.
-fn doc_aside(f: &Fields, doc: &TantivyDocument, path: &str) -> Option<Aside> {
+pub(crate) fn doc_aside(f: &Fields, doc: &TantivyDocument, path: &str) -> Option<Aside> {
     let language = doc.get_first(f.lang).and_then(|v| v.as_str()).unwrap_or_default();
     let content = doc.get_first(f.content).and_then(|v| v.as_str()).unwrap_or_default();
     let start_line = doc.get_first(f.start_line).and_then(|v| v.as_u64()).unwrap_or(0);

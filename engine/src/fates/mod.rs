@@ -59,23 +59,6 @@ pub enum Kind {
     Search,
 }
 
-impl Kind {
-    /// Every kind, in the order `sift stats` lists them.
-    pub const ALL: [Kind; 5] =
-        [Kind::AgentRun, Kind::Attempt, Kind::Finding, Kind::Note, Kind::Search];
-
-    /// Its name, as records write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Kind::Finding => "finding",
-            Kind::AgentRun => "agent_run",
-            Kind::Attempt => "attempt",
-            Kind::Note => "note",
-            Kind::Search => "search",
-        }
-    }
-}
-
 /// What became of it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,24 +83,6 @@ pub enum Fate {
     Fixed,
     /// A note gone stale, or a suggestion no longer current.
     Expired,
-}
-
-impl Fate {
-    /// Its name, as records write it.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Fate::Shown => "shown",
-            Fate::Accepted => "accepted",
-            Fate::Edited => "edited",
-            Fate::Rejected => "rejected",
-            Fate::DismissedWrong => "dismissed_wrong",
-            Fate::DismissedNoise => "dismissed_noise",
-            Fate::Forgotten => "forgotten",
-            Fate::Silenced => "silenced",
-            Fate::Fixed => "fixed",
-            Fate::Expired => "expired",
-        }
-    }
 }
 
 /// One record: a suggestion's fate (see `docs/feedback.md` for each field).

@@ -116,9 +116,7 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     let console = super::progress::Terminal;
     let index = open::index(&root, false, || Ok(config.update_options(every)?), &console)?;
     let semantic = open::for_search_with(&index, config.embed()?, false, false, None, &console)?;
-    let workspace = Workspace::new(index, semantic)?
-        .with_leave_aside(config.leave_aside()?)
-        .with_recorder(Recorder::configured(&root, &config, Front::CLI));
+    let workspace = Workspace::new(index, semantic)?.configured(&config, Front::CLI)?;
     let unsaved = BTreeMap::new();
 
     let cancel = Cancel::new();

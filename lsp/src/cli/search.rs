@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::Args;
 use sift_engine::embeddings::Semantic;
-use sift_engine::fates::{Front, Recorder};
+use sift_engine::fates::Front;
 use sift_engine::index::{CodeIndex, Error, Hit};
 use sift_engine::{Mode, Query, Workspace};
 
@@ -74,9 +74,7 @@ pub fn run(args: SearchArgs) -> Result<ExitCode> {
         }
     };
     let config = super::load_config(&root, &[])?;
-    let workspace = Workspace::new(index, semantic)?
-        .with_leave_aside(config.leave_aside()?)
-        .with_recorder(Recorder::configured(&root, &config, Front::CLI));
+    let workspace = Workspace::new(index, semantic)?.configured(&config, Front::CLI)?;
     let asked = Query { mode: args.mode, ..Query::new(&query, args.k) }
         .listed(args.chunks, args.max_per_file);
     let found = sift_engine::search(&[&workspace], &asked)?;
