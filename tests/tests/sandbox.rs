@@ -126,6 +126,8 @@ impl World {
             .env("XDG_CONFIG_HOME", &self.xdg)
             .env("SIFT_TEST_API_KEY", API_KEY)
             .env("OPENAI_API_KEY", API_KEY)
+            // The pull-request bot's token, as a CI job sets it.
+            .env("GITHUB_TOKEN", API_KEY)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()

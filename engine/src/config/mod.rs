@@ -28,6 +28,7 @@
 mod agent;
 mod embed;
 mod feedback;
+mod github;
 mod index;
 mod model;
 pub mod review;
@@ -41,6 +42,7 @@ use std::path::{Path, PathBuf};
 pub(crate) use agent::default_timeout as checker_timeout;
 pub use agent::{AgentSettings, Budget, Checker, Format};
 pub use feedback::FeedbackSettings;
+pub use github::GithubSettings;
 pub use review::ReviewSettings;
 pub use sandbox::{PolicyError, policy};
 pub use sift_runtime::llm::config::process_env;
@@ -48,7 +50,7 @@ pub use sift_runtime::setting::{Setting, Source};
 use spec::{Raw, Section, Value};
 
 /// Every section, in the order `sift config show` lists them.
-pub const SECTIONS: [&Section; 8] = [
+pub const SECTIONS: [&Section; 9] = [
     &index::SECTION,
     &search::SECTION,
     &embed::SECTION,
@@ -57,6 +59,7 @@ pub const SECTIONS: [&Section; 8] = [
     &sandbox::SECTION,
     &agent::SECTION,
     &feedback::SECTION,
+    &github::SECTION,
 ];
 
 /// What a front end knows when it asks for the configuration.

@@ -490,7 +490,7 @@ fn the_schema_describes_every_key_files_may_set() {
     let tables = schema["properties"].as_object().unwrap();
     assert_eq!(
         tables.keys().collect::<Vec<_>>(),
-        ["agent", "embed", "feedback", "index", "model", "review", "sandbox", "search"]
+        ["agent", "embed", "feedback", "github", "index", "model", "review", "sandbox", "search"]
     );
     for section in SECTIONS {
         let table = &tables[section.name];

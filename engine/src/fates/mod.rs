@@ -98,7 +98,7 @@ pub struct Event {
     pub id: String,
     /// What became of it.
     pub fate: Fate,
-    /// The front end that recorded it: `cli`, `lsp` or `mcp`.
+    /// The front end that recorded it: `cli`, `lsp`, `mcp` or `github` (the pull-request bot).
     pub front: String,
     /// The editor, as it names itself to the language server.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -210,6 +210,8 @@ impl Front {
     pub const CLI: Front = Front { name: "cli", client: None };
     /// The MCP server.
     pub const MCP: Front = Front { name: "mcp", client: None };
+    /// The pull-request bot (`sift review --post github`).
+    pub const GITHUB: Front = Front { name: "github", client: None };
 
     /// The language server, for the editor named `client`.
     pub fn lsp(client: Option<String>) -> Front {

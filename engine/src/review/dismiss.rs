@@ -34,8 +34,24 @@ pub fn dismiss(
     path: &str,
     reason: Option<String>,
 ) -> Result<PathBuf> {
+    dismiss_as(root, recorder, fingerprint, rule, path, reason, false)
+}
+
+/// [`dismiss`], saying whether the finding is wrong or right but not worth raising (`noise`:
+/// the pull-request bot's `/sift noise` and 👎). Both leave the finding out of later reviews;
+/// the record of fates tells them apart.
+pub fn dismiss_as(
+    root: &Path,
+    recorder: &Recorder,
+    fingerprint: &str,
+    rule: &str,
+    path: &str,
+    reason: Option<String>,
+    noise: bool,
+) -> Result<PathBuf> {
     let file = feedback::dismissed_path(root);
-    let fate = Event::new(Kind::Finding, fingerprint, Fate::DismissedWrong)
+    let verdict = if noise { Fate::DismissedNoise } else { Fate::DismissedWrong };
+    let fate = Event::new(Kind::Finding, fingerprint, verdict)
         .rule(rule)
         .path(path)
         .reason(reason.as_deref());

@@ -72,7 +72,7 @@ pub enum Error {
     /// A `[[plugins]]` entry of the configuration is wrong.
     #[error(transparent)]
     Plugin(#[from] sift_plugins::PluginError),
-    /// The `[model]` configuration could not be read.
+    /// The configuration (its `[model]`, its `[github]`) could not be read.
     #[error("{0}")]
     ModelConfig(String),
     /// The configured language model could not be opened.

@@ -65,7 +65,28 @@ pub fn model_for_review(
     if choice == ModelChoice::Off {
         return Ok(ReviewModel::Off);
     }
-    let config = match base {
+    let config = configuration(root, base, env)?;
+    let config = config.model().map_err(|e| Error::ModelConfig(e.to_string()))?;
+    let configured =
+        [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
+            .iter()
+            .any(|s| **s != llm_config::Source::Default);
+    if !(choice == ModelChoice::On || configured) {
+        return Ok(ReviewModel::NotConfigured);
+    }
+    let model = llm_config::open(&config).map_err(Error::Model)?;
+    Ok(ReviewModel::Open(model))
+}
+
+/// The configuration a review of `root` runs with: the repository's file of the merge-base
+/// with `base` in a `--base` review (a change cannot configure its own review), else its
+/// working tree's; the user's file and `env` over it.
+pub fn configuration(
+    root: &Path,
+    base: Option<&str>,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Result<crate::config::Config> {
+    match base {
         Some(rev) => {
             let root = super::repository_root(root)?;
             let head = git::head(&root)?;
@@ -80,18 +101,7 @@ pub fn model_for_review(
         }
         None => crate::config::Config::load(&crate::config::Inputs::new(Some(root), env)),
     }
-    .map_err(|e| Error::ModelConfig(e.to_string()))?
-    .model()
-    .map_err(|e| Error::ModelConfig(e.to_string()))?;
-    let configured =
-        [&config.backend.source, &config.name.source, &config.path.source, &config.base_url.source]
-            .iter()
-            .any(|s| **s != llm_config::Source::Default);
-    if !(choice == ModelChoice::On || configured) {
-        return Ok(ReviewModel::NotConfigured);
-    }
-    let model = llm_config::open(&config).map_err(Error::Model)?;
-    Ok(ReviewModel::Open(model))
+    .map_err(|e| Error::ModelConfig(e.to_string()))
 }
 
 /// The model reviewer's part of a review: the model and how to run it.

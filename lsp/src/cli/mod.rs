@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 mod agent;
+mod ci;
 mod config;
 mod doctor;
 mod eval;
@@ -52,6 +53,8 @@ enum Command {
     Eval(eval::EvalArgs),
     /// Review a change: findings on the lines it added.
     Review(review::ReviewArgs),
+    /// Set up CI: the workflow that reviews every pull request and posts the review.
+    Ci(ci::CiArgs),
     /// The review findings marked as wrong (list, dismiss, forget), and the record of fates
     /// (reject an agent run, export, clear).
     Feedback(feedback::FeedbackArgs),
@@ -143,6 +146,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Model(args) => model::run(args),
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
+        Command::Ci(args) => ci::run(args),
         Command::Feedback(args) => feedback::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Config(args) => config::run(args),

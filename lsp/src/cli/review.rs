@@ -9,6 +9,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 use clap::{Args, ValueEnum};
+use sift_engine::github;
 use sift_engine::llm::config as llm_config;
 use sift_engine::review::{self, Change, ModelChoice, ModelPass, Request, ReviewModel};
 use sift_engine::rules::Severity;
@@ -59,6 +60,19 @@ pub struct ReviewArgs {
     /// configuration was read.
     #[arg(long)]
     explain: bool,
+    /// Also post the review to the pull request of this CI job: `github`, in a GitHub Actions
+    /// job of a pull request (one review, one thread per finding across pushes, replies that
+    /// dismiss; see docs/github.md). The change is the pull request's (against its base
+    /// commit) unless --base says otherwise; the report is still printed.
+    #[arg(long, value_enum, value_name = "WHERE", conflicts_with_all = ["staged", "diff"])]
+    post: Option<Post>,
+}
+
+/// Where `--post` posts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Post {
+    /// The pull request of a GitHub Actions job (`GITHUB_EVENT_PATH`, `GITHUB_TOKEN`).
+    Github,
 }
 
 /// Output formats.
@@ -104,12 +118,18 @@ impl FailOn {
 #[allow(clippy::print_stdout)]
 pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let root = args.repo.root();
+    // The pull request's job first: a job that cannot be read fails before any review work.
+    let job = match args.post {
+        Some(Post::Github) => Some(github::job(&root).map_err(|e| anyhow::anyhow!("{e}"))?),
+        None => None,
+    };
+    let base = args.base.clone().or_else(|| job.as_ref().map(|j| j.pr.base.clone()));
     let choice = match (args.model, args.no_model) {
         (_, true) => ModelChoice::Off,
         (true, _) => ModelChoice::On,
         _ => ModelChoice::Auto,
     };
-    let (model, skipped) = match review::model_for_review(&root, choice, args.base.as_deref(), &llm_config::process_env)? {
+    let (model, skipped) = match review::model_for_review(&root, choice, base.as_deref(), &llm_config::process_env)? {
         ReviewModel::Open(model) => (Some(model), None),
         ReviewModel::Off => (None, None),
         ReviewModel::NotConfigured => (
@@ -128,23 +148,37 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     let change = match (&diff_text, &diff_name) {
         (Some(text), Some(name)) => Change::Diff { text, name },
         _ if args.staged => Change::Staged,
-        _ => args.base.as_deref().map_or(Change::WorkingTree, Change::Base),
+        _ => base.as_deref().map_or(Change::WorkingTree, Change::Base),
     };
-    let reviewed = review::review(
+    let mut reviewed = review::review(
         &root,
         &Request {
             change,
-            max_findings: args.max_findings,
+            // The bot needs every finding, to tell a fixed one from one left out by the cap.
+            max_findings: if job.is_some() { Some(usize::MAX) } else { args.max_findings },
             model: pass.as_ref(),
             ..Request::default()
         },
     )?;
-    let recorder = sift_engine::fates::Recorder::configured(
-        &root,
-        &super::load_config(&root, &[])?,
-        sift_engine::fates::Front::CLI,
-    );
-    reviewed.record_shown(&recorder);
+    let posted = match &job {
+        Some(job) => post(&root, job, &reviewed),
+        None => {
+            let recorder = sift_engine::fates::Recorder::configured(
+                &root,
+                &super::load_config(&root, &[])?,
+                sift_engine::fates::Front::CLI,
+            );
+            reviewed.record_shown(&recorder);
+            Ok(())
+        }
+    };
+    if job.is_some() {
+        let max = args
+            .max_findings
+            .or(reviewed.pack.max_findings())
+            .unwrap_or(review::DEFAULT_MAX_FINDINGS);
+        reviewed.items.truncate(max);
+    }
     let note = reviewed.model_note.clone().or(skipped);
     if let Some(note) = &note {
         eprintln!("{note}");
@@ -230,7 +264,74 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
     }
     let failed =
         args.fail_on.threshold().is_some_and(|min| items.iter().any(|i| i.finding.severity >= min));
+    if let Err(refused) = posted {
+        // The API refused (the token, the network): one line, and a failed job unless the
+        // workflow asked never to fail.
+        eprintln!("error: {refused}");
+        return Ok(if args.fail_on == FailOn::Never {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::FAILURE
+        });
+    }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Posts `reviewed` to the job's pull request and says what it did on stderr; the report on
+/// stdout is printed either way. A job that cannot post (a fork, no token) says why and posts
+/// nothing; a refusal of the API is returned.
+fn post(root: &Path, job: &github::Job, reviewed: &review::Reviewed) -> Result<(), String> {
+    let pr = &job.pr;
+    let at = format!("{}/{}#{}", pr.owner, pr.repo, pr.number);
+    let recorder = sift_engine::fates::Recorder::configured(
+        root,
+        &job.config,
+        sift_engine::fates::Front::GITHUB,
+    );
+    let Some(client) = &job.client else {
+        let why = job.why_not.as_deref().unwrap_or("no client");
+        eprintln!("not posted to {at}: {why}; the review is printed instead");
+        return Ok(());
+    };
+    match github::post(root, pr, client, reviewed, &recorder, &job.options) {
+        Ok(done) => {
+            for note in &done.notes {
+                eprintln!("note: {note}");
+            }
+            let mut said = match done.review {
+                Some(_) => format!(
+                    "posted a review to {at}: {} inline comment{}, {} in its body",
+                    done.comments,
+                    if done.comments == 1 { "" } else { "s" },
+                    done.in_body
+                ),
+                None if done.comments + done.in_body > 0 => format!("posted a review to {at}"),
+                None => format!("nothing new to post to {at}"),
+            };
+            said.push_str(&format!(
+                "; {} thread{} still open, {} marked fixed, {} comment{} edited",
+                done.still_open,
+                if done.still_open == 1 { "" } else { "s" },
+                done.fixed,
+                done.edited,
+                if done.edited == 1 { "" } else { "s" },
+            ));
+            for (fingerprint, who) in &done.dismissed {
+                said.push_str(&format!("; {fingerprint} dismissed by @{who}"));
+            }
+            eprintln!("{said}");
+            Ok(())
+        }
+        Err(github::Error::Api(github::ApiError::Refused { status: 403, message, .. }))
+            if message.contains("not accessible") =>
+        {
+            eprintln!(
+                "not posted to {at}: the token may not write to the pull request ({message}); give the job `permissions: pull-requests: write`"
+            );
+            Ok(())
+        }
+        Err(e) => Err(format!("posting to {at}: {e}")),
+    }
 }
 
 fn pretty(value: &serde_json::Value) -> Result<String> {

@@ -83,6 +83,26 @@ pub static VARS: &[Var] = &[
         "onnxruntime's telemetry; sift sets it to 1 unless it is set",
     ),
     var(
+        "GITHUB_EVENT_PATH",
+        Kind::Platform,
+        "`sift review --post github`: the pull request's event (number, base and head commits), as GitHub Actions writes it",
+    ),
+    var(
+        "GITHUB_REPOSITORY",
+        Kind::Platform,
+        "`sift review --post github`: the repository the pull request is in (`owner/name`)",
+    ),
+    var(
+        "GITHUB_TOKEN",
+        Kind::Platform,
+        "`sift review --post github`: the token it posts with; never printed, logged, or given to a model, a plugin or a sandboxed command",
+    ),
+    var(
+        "GITHUB_API_URL",
+        Kind::Platform,
+        "`sift review --post github`: the API's address; default `https://api.github.com` (GitHub Enterprise Server sets its own)",
+    ),
+    var(
         "PATH",
         Kind::Passed,
         "where the sandbox and the checkers look for commands; passed to them",

@@ -425,33 +425,34 @@ fn fence_for(text: &str) -> String {
 /// finding on the right side of the diff; a finding with a fix gets a `suggestion` block for the
 /// lines the fix replaces (and is placed on those lines).
 pub fn to_github(items: &[ReportItem], total: usize, suppressed: Counts) -> Value {
-    let comments: Vec<Value> = items
-        .iter()
-        .map(|item| {
-            let f = &item.finding;
-            let mut body =
-                format!("**{}** `{}`: {}\n\n{}", f.severity, f.rule, f.message, f.rationale);
-            let (start, end) = match &item.fix {
-                Some(fix) => {
-                    let fence = fence_for(&fix.replacement);
-                    let _ = write!(body, "\n\n{fence}suggestion\n{}\n{fence}", fix.replacement);
-                    (fix.start_line, fix.end_line)
-                }
-                None => (f.start_line, f.end_line),
-            };
-            let mut comment = json!({"path": f.path, "line": end, "side": "RIGHT", "body": body});
-            if start < end {
-                comment["start_line"] = json!(start);
-                comment["start_side"] = json!("RIGHT");
-            }
-            comment
-        })
-        .collect();
+    let comments: Vec<Value> = items.iter().map(github_comment).collect();
     json!({
         "event": "COMMENT",
         "body": format!("**sift review**: {}.", summary(items, total, suppressed)),
         "comments": comments,
     })
+}
+
+/// One inline comment of a pull-request review (GitHub's `comments[]` item): the finding on the
+/// right side of its lines (its fix's lines, with the fix as a suggestion block, when it has
+/// one).
+pub fn github_comment(item: &ReportItem) -> Value {
+    let f = &item.finding;
+    let mut body = format!("**{}** `{}`: {}\n\n{}", f.severity, f.rule, f.message, f.rationale);
+    let (start, end) = match &item.fix {
+        Some(fix) => {
+            let fence = fence_for(&fix.replacement);
+            let _ = write!(body, "\n\n{fence}suggestion\n{}\n{fence}", fix.replacement);
+            (fix.start_line, fix.end_line)
+        }
+        None => (f.start_line, f.end_line),
+    };
+    let mut comment = json!({"path": f.path, "line": end, "side": "RIGHT", "body": body});
+    if start < end {
+        comment["start_line"] = json!(start);
+        comment["start_side"] = json!("RIGHT");
+    }
+    comment
 }
 
 /// Escapes text for a Markdown table cell.

@@ -21,6 +21,9 @@ pub enum Need {
     Nvim,
     /// The Django corpus under `bench/work/django`.
     Corpus,
+    /// Prism and GitHub's OpenAPI description (`SIFT_PRISM`), the validating mock of the
+    /// pull-request bot's tests.
+    Prism,
 }
 
 impl Need {
@@ -31,6 +34,7 @@ impl Need {
             Need::McpClient => "SIFT_REQUIRE_MCP_CLIENT",
             Need::Nvim => "SIFT_REQUIRE_NVIM",
             Need::Corpus => "SIFT_REQUIRE_CORPUS",
+            Need::Prism => "SIFT_REQUIRE_PRISM",
         }
     }
 }

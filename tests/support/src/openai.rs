@@ -267,7 +267,7 @@ fn write_reply(out: &mut TcpStream, reply: Reply, halt: &AtomicBool) -> std::io:
     }
 }
 
-fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Recorded> {
+pub(crate) fn read_request(reader: &mut BufReader<TcpStream>) -> Option<Recorded> {
     let mut line = String::new();
     reader.read_line(&mut line).ok()?;
     let mut parts = line.split_whitespace();

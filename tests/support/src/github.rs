@@ -1,0 +1,333 @@
+//! A stateful stand-in for the parts of GitHub's REST API the pull-request bot uses: one
+//! repository's pull request, its review comments, reviews, reactions and collaborators, kept
+//! in memory so a test can run the bot push after push and look at what is on the pull request.
+//! Its answers carry the fields GitHub's OpenAPI description requires of them, so a validating
+//! proxy in front of it (tests/tests/github.rs puts Prism there) passes them. Faults can be
+//! queued: the next requests get them instead of an answer.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io::{BufReader, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+pub use crate::openai::Recorded;
+
+/// The login comments posted with Actions' token have.
+pub const BOT: &str = "github-actions[bot]";
+
+/// A queued fault: status, headers, body.
+pub type Fault = (u16, Vec<(String, String)>, String);
+
+/// What is on the pull request, and what the stand-in was asked.
+#[derive(Debug, Default)]
+pub struct State {
+    /// Review comments, in the order they were made.
+    pub comments: Vec<Value>,
+    /// Reviews.
+    pub reviews: Vec<Value>,
+    /// Reactions by comment id: (login, content).
+    pub reactions: BTreeMap<u64, Vec<(String, String)>>,
+    /// Each user's permission (`admin`, `write`, `read`); others get `none`.
+    pub permissions: BTreeMap<String, String>,
+    /// Answered to the next requests, first to last, instead of the real answer.
+    pub faults: VecDeque<Fault>,
+    /// Every request, in order.
+    pub requests: Vec<Recorded>,
+    /// A review's comments on lines after this one are refused with 422 (a line outside the
+    /// diff, as GitHub refuses them).
+    pub refuse_lines_after: Option<u64>,
+    next_id: u64,
+}
+
+/// The stand-in's server.
+pub struct StandIn {
+    port: u16,
+    token: String,
+    state: Arc<Mutex<State>>,
+    stop: Arc<AtomicBool>,
+}
+
+impl StandIn {
+    /// Serves pull request `number` of `owner/repo` on a free port of 127.0.0.1; requests
+    /// without `Authorization: Bearer {token}` get 401.
+    pub fn start(token: &str) -> std::io::Result<StandIn> {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.set_nonblocking(true)?;
+        let port = listener.local_addr()?.port();
+        let state = Arc::new(Mutex::new(State { next_id: 1000, ..State::default() }));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, halt, token_) = (state.clone(), stop.clone(), token.to_owned());
+        std::thread::Builder::new().name("github-stand-in".into()).spawn(move || {
+            while !halt.load(Ordering::Relaxed) {
+                match listener.accept() {
+                    Ok((stream, _)) => {
+                        let (st, token) = (st.clone(), token_.clone());
+                        std::thread::spawn(move || serve(stream, &st, &token, port));
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+        })?;
+        Ok(StandIn { port, token: token.to_owned(), state, stop })
+    }
+
+    /// Its port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `http://127.0.0.1:PORT`, for `GITHUB_API_URL`.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The token it accepts.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// Runs `f` on the state.
+    pub fn with<T>(&self, f: impl FnOnce(&mut State) -> T) -> T {
+        f(&mut self.state.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// `login` replies `body` to comment `to`.
+    pub fn reply(&self, to: u64, login: &str, body: &str) -> u64 {
+        self.with(|s| {
+            s.next_id += 1;
+            let id = s.next_id;
+            let parent = s.comments.iter().find(|c| c["id"] == to).cloned().unwrap_or_default();
+            let mut c =
+                comment(id, login, body, &parent["path"], parent["line"].as_u64(), self.port);
+            c["in_reply_to_id"] = to.into();
+            s.comments.push(c);
+            id
+        })
+    }
+
+    /// `login` reacts to comment `id` with `content` (`-1` for 👎).
+    pub fn react(&self, id: u64, login: &str, content: &str) {
+        self.with(|s| {
+            s.reactions.entry(id).or_default().push((login.into(), content.into()));
+        });
+    }
+
+    /// The bot's top-level comments (not replies).
+    pub fn bot_comments(&self) -> Vec<Value> {
+        self.with(|s| {
+            s.comments
+                .iter()
+                .filter(|c| c["user"]["login"] == BOT && c["in_reply_to_id"].is_null())
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+impl Drop for StandIn {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+fn user(login: &str, port: u16) -> Value {
+    let bot = login.ends_with("[bot]");
+    let base =
+        format!("http://127.0.0.1:{port}/users/{}", login.replace('[', "%5B").replace(']', "%5D"));
+    let url = |rest: &str| format!("{base}{rest}");
+    json!({
+        "login": login, "id": 1, "node_id": "U_1", "avatar_url": url("/avatar.png"),
+        "gravatar_id": "", "url": url(""), "html_url": url("/html"),
+        "followers_url": url("/followers"), "following_url": url("/following{/other_user}"),
+        "gists_url": url("/gists{/gist_id}"), "starred_url": url("/starred{/owner}{/repo}"),
+        "subscriptions_url": url("/subscriptions"), "organizations_url": url("/orgs"),
+        "repos_url": url("/repos"), "events_url": url("/events{/privacy}"),
+        "received_events_url": url("/received_events"), "type": if bot { "Bot" } else { "User" },
+        "site_admin": false,
+    })
+}
+
+fn comment(id: u64, login: &str, body: &str, path: &Value, line: Option<u64>, port: u16) -> Value {
+    let url = format!("http://127.0.0.1:{port}/repos/o/r/pulls/comments/{id}");
+    json!({
+        "url": url, "pull_request_review_id": 1, "id": id, "node_id": format!("C_{id}"),
+        "diff_hunk": "@@ -1 +1 @@", "path": path.as_str().unwrap_or(""),
+        "commit_id": "0".repeat(40), "original_commit_id": "0".repeat(40),
+        "user": user(login, port), "body": body,
+        "created_at": "2026-12-07T00:00:00Z", "updated_at": "2026-12-07T00:00:00Z",
+        "html_url": url, "pull_request_url": url, "author_association": "MEMBER",
+        "_links": {"self": {"href": url}, "html": {"href": url}, "pull_request": {"href": url}},
+        "line": line, "original_line": line, "side": "RIGHT",
+        "reactions": {"url": url, "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "confused": 0,
+                      "heart": 0, "hooray": 0, "eyes": 0, "rocket": 0},
+    })
+}
+
+fn respond(out: &mut TcpStream, status: u16, headers: &[(String, String)], body: &str) {
+    let mut head = format!(
+        "HTTP/1.1 {status} Stand-in\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (n, v) in headers {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    let _ = out.write_all(format!("{head}\r\n{body}").as_bytes());
+    let _ = out.flush();
+}
+
+fn serve(stream: TcpStream, state: &Mutex<State>, token: &str, port: u16) {
+    let _ = stream.set_nonblocking(false);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let Ok(read) = stream.try_clone() else { return };
+    let Some(request) = crate::openai::read_request(&mut BufReader::new(read)) else { return };
+    let mut out = stream;
+    let (status, headers, body) = {
+        let mut s = state.lock().unwrap_or_else(|e| e.into_inner());
+        s.requests.push(request.clone());
+        match s.faults.pop_front() {
+            Some(fault) => fault,
+            None if request.header("authorization") != Some(format!("Bearer {token}").as_str()) => {
+                (401, vec![], json!({"message": "Bad credentials"}).to_string())
+            }
+            // What GitHub's description does not say but GitHub checks (Prism does not).
+            None if request.header("x-github-api-version") != Some("2022-11-28")
+                || request.header("accept") != Some("application/vnd.github+json") =>
+            {
+                (400, vec![], json!({"message": "the stand-in wants Accept: application/vnd.github+json and X-GitHub-Api-Version: 2022-11-28"}).to_string())
+            }
+            None => {
+                let (status, body) = answer(&mut s, &request, port);
+                (status, vec![], body.to_string())
+            }
+        }
+    };
+    respond(&mut out, status, &headers, &body);
+    let _ = out.shutdown(std::net::Shutdown::Both);
+}
+
+fn answer(s: &mut State, r: &Recorded, port: u16) -> (u16, Value) {
+    let (path, query) = r.path.split_once('?').unwrap_or((&r.path, ""));
+    let page = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("page="))
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(1);
+    let per_page = query
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("per_page="))
+        .and_then(|p| p.parse::<usize>().ok())
+        .unwrap_or(30);
+    let paged = |items: Vec<Value>| -> Value {
+        items.into_iter().skip((page - 1) * per_page).take(per_page).collect()
+    };
+    let parts: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let not_found = (404, json!({"message": "Not Found"}));
+    match (r.method.as_str(), parts.as_slice()) {
+        // Actions' token may not read /user.
+        ("GET", ["user"]) => (403, json!({"message": "Resource not accessible by integration"})),
+        ("GET", ["repos", _, _, "pulls", _, "comments"]) => {
+            let mut comments = s.comments.clone();
+            for c in &mut comments {
+                let id = c["id"].as_u64().unwrap_or(0);
+                let down =
+                    s.reactions.get(&id).map_or(0, |r| r.iter().filter(|(_, k)| k == "-1").count());
+                c["reactions"]["-1"] = down.into();
+                c["reactions"]["total_count"] = s.reactions.get(&id).map_or(0, Vec::len).into();
+            }
+            (200, paged(comments))
+        }
+        ("GET", ["repos", _, _, "pulls", _, "reviews"]) => (200, paged(s.reviews.clone())),
+        ("POST", ["repos", _, _, "pulls", _, "reviews"]) => {
+            let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+            let comments = body["comments"].as_array().cloned().unwrap_or_default();
+            let sides = ["LEFT", "RIGHT"].map(Value::from);
+            if comments.iter().any(|c| {
+                !sides.contains(&c["side"])
+                    || (c.get("start_side").is_some() && !sides.contains(&c["start_side"]))
+            }) {
+                return (
+                    422,
+                    json!({"message": "Validation Failed", "errors": ["side must be LEFT or RIGHT"]}),
+                );
+            }
+            let refused = |max: u64| comments.iter().any(|c| c["line"].as_u64().unwrap_or(0) > max);
+            if s.refuse_lines_after.is_some_and(refused) {
+                return (
+                    422,
+                    json!({"message": "Unprocessable Entity", "errors": ["Line could not be resolved"], "documentation_url": "https://docs.github.com/rest"}),
+                );
+            }
+            s.next_id += 1;
+            let review_id = s.next_id;
+            for c in &comments {
+                s.next_id += 1;
+                let id = s.next_id;
+                let mut made = comment(
+                    id,
+                    BOT,
+                    c["body"].as_str().unwrap_or(""),
+                    &c["path"],
+                    c["line"].as_u64(),
+                    port,
+                );
+                made["pull_request_review_id"] = review_id.into();
+                made["commit_id"] = body["commit_id"].clone();
+                if let Some(start) = c["start_line"].as_u64() {
+                    made["start_line"] = start.into();
+                }
+                s.comments.push(made);
+            }
+            let url = format!("http://127.0.0.1:{port}/repos/o/r/pulls/1/reviews/{review_id}");
+            let review = json!({
+                "id": review_id, "node_id": format!("R_{review_id}"), "user": user(BOT, port),
+                "body": body["body"].as_str().unwrap_or(""), "state": "COMMENTED",
+                "html_url": url, "pull_request_url": url,
+                "_links": {"html": {"href": url}, "pull_request": {"href": url}},
+                "submitted_at": "2026-12-07T00:00:00Z", "commit_id": body["commit_id"].clone(),
+                "author_association": "NONE",
+            });
+            s.reviews.push(review.clone());
+            (200, review)
+        }
+        ("PATCH", ["repos", _, _, "pulls", "comments", id]) => {
+            let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+            let id = id.parse::<u64>().unwrap_or(0);
+            match s.comments.iter_mut().find(|c| c["id"] == id) {
+                Some(c) => {
+                    c["body"] = body["body"].clone();
+                    (200, c.clone())
+                }
+                None => not_found,
+            }
+        }
+        ("GET", ["repos", _, _, "pulls", "comments", id, "reactions"]) => {
+            let id = id.parse::<u64>().unwrap_or(0);
+            let wanted = query.split('&').find_map(|kv| kv.strip_prefix("content="));
+            let list: Vec<Value> = s
+                .reactions
+                .get(&id)
+                .into_iter()
+                .flatten()
+                .filter(|(_, k)| wanted.is_none_or(|w| w == k))
+                .enumerate()
+                .map(|(n, (login, content))| {
+                    json!({"id": n + 1, "node_id": format!("RE_{n}"), "user": user(login, port),
+                           "content": content, "created_at": "2026-12-07T00:00:00Z"})
+                })
+                .collect();
+            (200, paged(list))
+        }
+        ("GET", ["repos", _, _, "collaborators", login, "permission"]) => {
+            let permission = s.permissions.get(*login).cloned().unwrap_or_else(|| "none".into());
+            let role = if permission == "none" { "none".to_string() } else { permission.clone() };
+            let mut collaborator = user(login, port);
+            collaborator["role_name"] = role.clone().into();
+            (200, json!({"permission": permission, "role_name": role, "user": collaborator}))
+        }
+        _ => not_found,
+    }
+}
