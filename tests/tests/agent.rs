@@ -658,3 +658,89 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     assert!(stderr(&out).contains("a repository cannot opt its users in"), "{}", stderr(&out));
     assert!(fates(dir.path()).is_empty());
 }
+
+/// Everything the model was sent in a run's first request, as one text.
+fn first_prompt(server: &FakeServer) -> String {
+    let first = server.requests()[0].json();
+    first["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Touch the hot stove once: run 1's edit is refused with a reason; the lesson it proposes is
+/// kept; run 2, on a related task, is given it in its messages; once the cited code changes the
+/// lesson is stale and no longer given. The editor's discard proposes the same lesson as
+/// `sift.memory.add`'s arguments.
+#[test]
+fn a_refused_edit_teaches_later_runs_until_its_code_changes() {
+    let dir = repo();
+    let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();
+    let out = agent(dir.path(), &server, &["--json", "make clamp read better"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let run = run["transcript"].as_str().unwrap().to_owned();
+    let reason = "clamp keeps max(lo, min(x, hi)): callers rely on its NaN handling";
+
+    // Without --lesson (and no terminal) the lesson is shown, not written.
+    let out = sift_in(dir.path(), &["feedback", "reject", &run, "--reason", reason]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("proposed lesson"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("cites util/clamp.py:3 (lines 3)"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("not written: pass --lesson"), "{}", stdout(&out));
+    assert!(
+        !dir.path().join("repo/.sift/memory").exists()
+            || std::fs::read_dir(dir.path().join("repo/.sift/memory")).unwrap().next().is_none()
+    );
+    let out = sift_in(dir.path(), &["feedback", "reject", &run, "--reason", reason, "--lesson"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("later runs about that code get it"), "{}", stdout(&out));
+    let notes: Vec<_> =
+        std::fs::read_dir(dir.path().join("repo/.sift/memory")).unwrap().flatten().collect();
+    assert_eq!(notes.len(), 1);
+    let note = std::fs::read_to_string(notes[0].path()).unwrap();
+    assert!(note.contains("origin = \"lesson: agent run") && note.contains(reason), "{note}");
+
+    // Run 2, about the same code: the lesson is in what the model receives.
+    let server = FakeServer::start([Reply::text(&["Nothing to do."])]).unwrap();
+    let out = agent(dir.path(), &server, &["--json", "make clamp faster"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let prompt = first_prompt(&server);
+    assert!(prompt.contains(reason), "the lesson is given: {prompt}");
+
+    // The cited line changes (someone rewrote clamp): the lesson is stale, no longer given.
+    let rewritten =
+        CLAMP.replace("return max(lo, min(x, hi))", "return lo if x < lo else min(x, hi)");
+    std::fs::write(dir.path().join("repo/util/clamp.py"), rewritten).unwrap();
+    let server = FakeServer::start([Reply::text(&["Nothing to do."])]).unwrap();
+    let out = agent(dir.path(), &server, &["--json", "make clamp faster"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let prompt = first_prompt(&server);
+    assert!(!prompt.contains(reason), "a stale lesson is not given: {prompt}");
+    std::fs::write(dir.path().join("repo/util/clamp.py"), CLAMP).unwrap();
+
+    // The editor: a discard with a reason answers with the lesson, ready for sift.memory.add.
+    let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();
+    let mut lsp = lsp_for(dir.path(), &server);
+    let response = lsp.request("sift/agent", json!({"task": "make clamp read better"}));
+    let id = response["result"]["id"].as_str().unwrap().to_owned();
+    let discarded = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.agent.discard", "arguments": [{"id": id, "reason": "keep the max/min order"}]}),
+    );
+    let lesson = &discarded["result"]["lesson"];
+    assert_eq!(lesson["cite"], json!(["util/clamp.py:3-3"]), "{discarded}");
+    assert!(lesson["text"].as_str().unwrap().contains("keep the max/min order"), "{lesson}");
+    let added = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.memory.add", "arguments": [lesson]}),
+    );
+    assert!(added.get("error").is_none(), "{added}");
+    lsp.request("shutdown", Value::Null);
+    drop(lsp);
+    let notes = std::fs::read_dir(dir.path().join("repo/.sift/memory")).unwrap().count();
+    assert_eq!(notes, 2, "the editor's lesson was kept too");
+}

@@ -36,6 +36,7 @@ pub mod best;
 pub mod changes;
 pub mod checkers;
 pub mod launch;
+pub mod lessons;
 pub mod matcher;
 pub mod rules;
 pub mod setup;

@@ -61,9 +61,16 @@ enum FeedbackCommand {
         repo: RepoArgs,
         /// The run (`sift agent` prints its transcript id).
         run: String,
-        /// Why (kept with the record).
+        /// Why (kept with the record). A reason also proposes a lesson: a memory note citing
+        /// the code the change would have touched, which later runs about that code are given.
         #[arg(long)]
         reason: Option<String>,
+        /// Keep the proposed lesson as a memory note without asking.
+        #[arg(long, requires = "reason", conflicts_with = "no_lesson")]
+        lesson: bool,
+        /// Propose no lesson.
+        #[arg(long)]
+        no_lesson: bool,
     },
     /// Write the record of fates as a preference dataset (decided agent runs and best-of-N
     /// choices), one JSON object per line, to stdout or FILE.
@@ -160,7 +167,7 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
             }
             println!("forgot the dismissal of {fingerprint}: it will be raised again");
         }
-        FeedbackCommand::Reject { repo, run, reason } => {
+        FeedbackCommand::Reject { repo, run, reason, lesson, no_lesson } => {
             let root = repo.folder()?;
             let store = sift_engine::store::open(&root)?;
             let transcript = sift_engine::agent::Transcript::open(&store, &run);
@@ -174,12 +181,18 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 );
             }
             let recorder = recorder(&root)?;
-            if !recorder.is_on() {
-                bail!("recording is off ([feedback] record = false): nothing was recorded");
+            if recorder.is_on() {
+                launch::refused(&recorder, &run, reason.as_deref());
+                drop(recorder);
+                println!("recorded that you refused {run}");
+            } else {
+                eprintln!(
+                    "recording is off ([feedback] record = false): the refusal is not recorded"
+                );
             }
-            launch::refused(&recorder, &run, reason.as_deref());
-            drop(recorder);
-            println!("recorded that you refused {run}");
+            if let Some(reason) = reason.as_deref().filter(|_| !no_lesson) {
+                propose_lesson(&repo, &transcript, &run, reason, lesson)?;
+            }
         }
         FeedbackCommand::Export { repo, format: _, output } => {
             let root = repo.folder()?;
@@ -215,4 +228,45 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
 fn recorder(root: &std::path::Path) -> Result<Recorder> {
     let config = super::load_config(root, &[])?;
     Ok(Recorder::configured(root, &config, Front::CLI))
+}
+
+/// Proposes the lesson of refused run `run` (see `sift_engine::agent::lessons`): written as a
+/// memory note when `keep`, else asked on a terminal, else shown with how to keep it.
+#[allow(clippy::print_stdout)]
+fn propose_lesson(
+    repo: &RepoArgs,
+    transcript: &sift_engine::agent::Transcript,
+    run: &str,
+    reason: &str,
+    keep: bool,
+) -> Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let resumed = transcript.resume().with_context(|| format!("read the run {run}"))?;
+    let Some(lesson) =
+        sift_engine::agent::lessons::lesson(run, &resumed.task, &resumed.changes, reason)
+    else {
+        println!("no lesson proposed: the run changed no existing file to cite");
+        return Ok(());
+    };
+    let ctx = super::memory::Ctx::open(repo)?;
+    let note = sift_engine::agent::lessons::note(&ctx.memory, &ctx.code()?, &lesson)?;
+    println!("proposed lesson {:?}", note.front.title);
+    for c in &note.front.citations {
+        println!("  cites {} (lines {})", c.label(), c.lines.as_deref().unwrap_or("?"));
+    }
+    let keep = keep
+        || (std::io::stdin().is_terminal() && {
+            print!("keep it as a memory note (.sift/memory/{}.md)? [y/N] ", note.slug);
+            std::io::stdout().flush()?;
+            let mut answer = String::new();
+            std::io::stdin().lock().read_line(&mut answer)?;
+            matches!(answer.trim(), "y" | "Y" | "yes")
+        });
+    if keep {
+        let path = ctx.memory.write(&note)?;
+        println!("wrote {} ({}): later runs about that code get it", note.slug, ctx.shown(&path));
+    } else {
+        println!("not written: pass --lesson to keep it");
+    }
+    Ok(())
 }

@@ -114,15 +114,15 @@ enum MemoryCommand {
 }
 
 /// What every subcommand works on: the refreshed index and the sandbox's policy.
-struct Ctx {
+pub(super) struct Ctx {
     root: PathBuf,
     index: CodeIndex,
     policy: Policy,
-    memory: Memory,
+    pub(super) memory: Memory,
 }
 
 impl Ctx {
-    fn open(repo: &RepoArgs) -> Result<Ctx> {
+    pub(super) fn open(repo: &RepoArgs) -> Result<Ctx> {
         let root = repo.folder()?;
         let config = super::load_config(&root, &[])?;
         let policy = sift_engine::agent::setup::policy(&root, &config)?;
@@ -131,7 +131,7 @@ impl Ctx {
         Ok(Ctx { root, index, policy, memory })
     }
 
-    fn code(&self) -> Result<IndexedCode<'_>> {
+    pub(super) fn code(&self) -> Result<IndexedCode<'_>> {
         Ok(IndexedCode::new(&self.index, &self.policy))
     }
 
@@ -143,7 +143,7 @@ impl Ctx {
         Ok(book)
     }
 
-    fn shown(&self, path: &Path) -> String {
+    pub(super) fn shown(&self, path: &Path) -> String {
         path.strip_prefix(&self.root).unwrap_or(path).display().to_string()
     }
 }

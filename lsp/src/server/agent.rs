@@ -14,6 +14,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sift_engine::agent::launch::{self, PendingRun, Request};
+use sift_engine::agent::lessons;
 use sift_engine::agent::{self, Changes, Event, FileChange, Options, Setup};
 use sift_engine::llm::Cancel;
 use tokio::sync::mpsc;
@@ -304,7 +305,9 @@ impl Backend {
     }
 
     /// `sift.agent.discard [{id, reason?}]`: the run's change is dropped, and recorded as
-    /// refused (with the user's reason, when given).
+    /// refused (with the user's reason, when given). A reason also proposes a lesson
+    /// (`sift_engine::agent::lessons`): the answer's `lesson` holds `sift.memory.add`'s
+    /// arguments (`uri`, `cite`, `text`, `title`), which the client sends when the user keeps it.
     pub(super) fn agent_discard(&self, arguments: &[Value]) -> Result<Value> {
         let id = run_id(arguments, "sift.agent.discard")?;
         let reason = match arguments {
@@ -312,10 +315,24 @@ impl Backend {
             _ => None,
         };
         let removed = self.agents.remove(&id);
+        let mut answer = json!({"discarded": removed.is_some()});
         if let Some(run) = &removed {
             launch::refused(&self.recorder_of(&run.root), &id, reason);
+            let lesson = reason.and_then(|r| lessons::lesson(&id, &run.task, &run.changes, r));
+            let uri = lesson
+                .as_ref()
+                .and_then(|l| l.scope.first())
+                .and_then(|path| Uri::from_file_path(run.root.join(path)));
+            if let (Some(lesson), Some(uri)) = (lesson, uri) {
+                answer["lesson"] = json!({
+                    "uri": uri.as_str(),
+                    "cite": lesson.cites,
+                    "text": lesson.text,
+                    "title": lesson.title,
+                });
+            }
         }
-        Ok(json!({"discarded": removed.is_some()}))
+        Ok(answer)
     }
 
     /// The record of fates of the workspace at `root`.
