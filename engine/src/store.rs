@@ -32,6 +32,10 @@ pub const FATES_DIR: Entry = Entry::cache_dir("fates", "fates");
 /// Every entry the record of fates registers with the store.
 pub const FATES_ENTRIES: &[Entry] = &[FATES_DIR];
 
+/// `.sift/learned.toml`: the rules the repository keeps dismissing, demoted (shared,
+/// committed; the review's `learned` module).
+pub const LEARNED_ENTRIES: &[Entry] = &[Entry::shared_file("learned", "learned.toml")];
+
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,
@@ -40,6 +44,7 @@ pub const REGISTRY: Registry = &[
     MEMORY_ENTRIES,
     PLUGIN_ENTRIES,
     FATES_ENTRIES,
+    LEARNED_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the

@@ -869,3 +869,112 @@ fn a_branch_cannot_change_its_review_through_the_configuration_section() {
     // The working tree's own review applies it.
     assert_eq!(found(&review(root, &["--format", "json"])), vec![]);
 }
+
+/// `sift feedback learn`: a rule whose findings the repository keeps dismissing is proposed for
+/// demotion with its evidence, written to `.sift/learned.toml` only with `--write`; the review
+/// then reports it one step lower and `--explain` says why; a `--base` review reads the file
+/// from the base revision only; a lapsed entry, or one that would make a rule louder, does
+/// nothing.
+#[test]
+fn rules_the_repository_keeps_dismissing_are_demoted_with_their_evidence() {
+    let dir = repo();
+    let root = dir.path();
+    let sift_in =
+        |args: &[&str]| sift().args(args).arg("--path").arg(root).output().expect("sift runs");
+    // Five distinct `is` comparisons, each dismissed as noise by someone.
+    let added: String = (1..=5).map(|n| format!("\ndef g{n}(y):\n    return y is {n}\n")).collect();
+    write(root, "app.py", format!("{BASE}{added}"));
+    let out = review(root, &["--format", "json"]);
+    let fingerprints: Vec<String> = json(&out)["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["fingerprint"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(fingerprints.len(), 5);
+    for (n, fp) in fingerprints.iter().enumerate() {
+        let out =
+            sift_in(&["feedback", "dismiss", fp, "--reason", "we compare small ints on purpose"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        // Four are not enough.
+        if n == 3 {
+            let out = sift_in(&["feedback", "learn"]);
+            assert!(stdout(&out).contains("no demotion proposed"), "{}", stdout(&out));
+        }
+    }
+    let out = sift_in(&["feedback", "learn"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out)
+            .contains("proposed: python/is-literal → warning (5 findings dismissed between"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(!root.join(".sift/learned.toml").exists(), "nothing written without --write");
+    let out = sift_in(&["feedback", "learn", "--write"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let learned = std::fs::read_to_string(root.join(".sift/learned.toml")).unwrap();
+    assert!(
+        learned.contains("rule = \"python/is-literal\"") && learned.contains("to = \"warning\""),
+        "{learned}"
+    );
+    assert!(learned.contains("dismissed = 5"), "{learned}");
+
+    // A new finding of the rule: a warning now, and --explain shows the evidence.
+    write(root, "app.py", format!("{BASE}{added}\ndef h(z):\n    return z is 7\n"));
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(found(&out), vec![is_literal("app.py", 22)]);
+    assert_eq!(json(&out)["findings"][0]["severity"], "warning");
+    assert_eq!(out.status.code(), Some(0), "no longer an error: --fail-on error passes");
+    let out = review(root, &["--explain"]);
+    let text = stdout(&out);
+    assert!(text.contains("warning instead of error"), "{text}");
+    assert!(
+        text.contains("demoted (5 findings dismissed between")
+            && text.contains(".sift/learned.toml in the working tree"),
+        "{text}"
+    );
+
+    // A pull request cannot demote its own findings: --base reads the base revision's file.
+    std::fs::remove_file(root.join(".sift/learned.toml")).unwrap();
+    commit_all(root, "the dismissals and their code");
+    git(root, &["branch", "-M", "main"]);
+    git(root, &["checkout", "-q", "-b", "pr"]);
+    std::fs::write(root.join(".sift/learned.toml"), &learned).unwrap();
+    commit_all(root, "the pull request adds a learned file");
+    write(
+        root,
+        "app.py",
+        format!("{BASE}{added}\ndef h(z):\n    return z is 7\n\ndef k(w):\n    return w is 8\n"),
+    );
+    let out = review(root, &["--base", "main", "--format", "json"]);
+    let findings = json(&out)["findings"].as_array().unwrap().clone();
+    let k = findings
+        .iter()
+        .find(|f| f["rule"] == "python/is-literal" && f["start_line"] == 25)
+        .unwrap();
+    assert_eq!(
+        k["severity"], "error",
+        "the pull request's learned.toml is not applied: {findings:?}"
+    );
+    assert!(findings.iter().any(|f| f["rule"] == "sift/review-config-changed"), "{findings:?}");
+
+    // A lapsed entry does nothing, and nor does one that would make a rule louder.
+    git(root, &["checkout", "-q", "main"]);
+    let lapsed = learned.replace(
+        &learned.lines().find(|l| l.starts_with("expires")).unwrap().to_string(),
+        "expires = \"2020-01-01\"",
+    );
+    std::fs::write(root.join(".sift/learned.toml"), &lapsed).unwrap();
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(json(&out)["findings"][0]["severity"], "error", "lapsed");
+    write(root, ".sift/config.toml", "[review.rules.severity]\n\"python/is-literal\" = \"info\"\n");
+    std::fs::write(root.join(".sift/learned.toml"), &learned).unwrap();
+    let out = review(root, &["--format", "json"]);
+    assert_eq!(json(&out)["findings"][0]["severity"], "info", "never louder");
+    // A learned file that does not parse is an error naming it.
+    std::fs::write(root.join(".sift/learned.toml"), "[[demote]]\nrule = 3\n").unwrap();
+    let out = review(root, &[]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains(".sift/learned.toml"), "{}", stderr(&out));
+}

@@ -32,6 +32,7 @@ pub mod dismiss;
 mod error;
 pub(crate) mod git;
 mod history_cache;
+pub mod learned;
 pub mod model;
 pub mod plugins;
 pub mod settings;
@@ -290,6 +291,28 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
         }
         None => None,
     };
+    // The learned demotions: only ever quieter (an entry that would raise a rule is ignored).
+    let today = learned::date(crate::fates::now());
+    let learned_file = settings.origin.provenance(learned::LEARNED);
+    let mut demoted: BTreeMap<String, (sift_runtime::rules::Severity, String)> = BTreeMap::new();
+    findings.retain_mut(|f| {
+        let Some(demotion) = settings.learned.active(&f.rule, &today) else { return true };
+        match demotion.to.severity() {
+            None => {
+                suppressed.push(Suppressed {
+                    finding: f.clone(),
+                    why: Why::Learned { evidence: demotion.evidence(), from: learned_file.clone() },
+                });
+                false
+            }
+            Some(lower) if lower < f.severity => {
+                demoted.insert(f.fingerprint.clone(), (f.severity, demotion.evidence()));
+                f.severity = lower;
+                true
+            }
+            Some(_) => true,
+        }
+    });
     let no_dismissals = Feedback::default();
     let dismissed = if keep_dismissed { &no_dismissals } else { &settings.dismissed };
     let dismissals_file = settings.origin.provenance(settings::DISMISSED);
@@ -323,7 +346,19 @@ pub fn review(given: &Path, request: &Request<'_>) -> Result<Reviewed> {
             ReportItem { finding, fix }
         })
         .collect();
-    let rerated = rerated(&items, &all, &settings);
+    let mut rerated = rerated(&items, &all, &settings);
+    rerated.retain(|r| !demoted.contains_key(&r.finding.fingerprint));
+    rerated.extend(items.iter().filter_map(|item| {
+        let f = &item.finding;
+        let (before, evidence) = demoted.get(&f.fingerprint)?;
+        Some(Rerated {
+            finding: f.clone(),
+            default: *before,
+            pattern: String::new(),
+            from: learned_file.clone(),
+            learned: Some(evidence.clone()),
+        })
+    }));
     Ok(Reviewed {
         root,
         items,
@@ -420,6 +455,7 @@ fn rerated(items: &[ReportItem], all: &RulePack, settings: &Settings) -> Vec<Rer
                 default,
                 pattern: pattern.to_string(),
                 from: settings.origin.provenance(settings.config_file),
+                learned: None,
             })
         })
         .collect()

@@ -41,7 +41,8 @@ pub const GUIDANCE: &str = ".sift/REVIEW.md";
 /// The WebAssembly plugins' folder (discovered by the review's `plugins.rs`).
 pub const PLUGINS_DIR: &str = ".sift/plugins";
 /// Everything a review reads about itself from the repository, besides [`MODEL_CONFIG`].
-pub const SETTINGS_PATHS: [&str; 5] = [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE, PLUGINS_DIR];
+pub const SETTINGS_PATHS: [&str; 6] =
+    [REVIEW_CONFIG, RULES_DIR, DISMISSED, GUIDANCE, PLUGINS_DIR, super::learned::LEARNED];
 /// The repository's configuration file: its `[model]` table picks the model reviewer's model,
 /// its `[review]` table holds the rules' configuration.
 pub const MODEL_CONFIG: &str = ".sift/config.toml";
@@ -104,6 +105,8 @@ pub struct Settings {
     pub dismissed: Feedback,
     /// `.sift/REVIEW.md`, when there is one.
     pub guidance: Option<String>,
+    /// The learned demotions of `.sift/learned.toml` (none without the file).
+    pub learned: super::learned::Learned,
     /// Where all of them were read.
     pub origin: Origin,
 }
@@ -118,6 +121,12 @@ impl Settings {
             rules: RulePack::load_dir(&root.join(RULES_DIR))?,
             dismissed: Feedback::load(&root.join(DISMISSED))?,
             guidance: std::fs::read_to_string(root.join(GUIDANCE)).ok(),
+            learned: match std::fs::read_to_string(root.join(super::learned::LEARNED)) {
+                Ok(text) => {
+                    learned_of(&text, &root.join(super::learned::LEARNED).display().to_string())?
+                }
+                Err(_) => super::learned::Learned::default(),
+            },
             origin: Origin::WorkingTree,
         })
     }
@@ -158,15 +167,28 @@ impl Settings {
             );
         }
         let guidance = if has(GUIDANCE) { Some(read(GUIDANCE)?) } else { None };
+        let learned_file = super::learned::LEARNED;
+        let learned = if has(learned_file) {
+            learned_of(&read(learned_file)?, &origin(learned_file))?
+        } else {
+            super::learned::Learned::default()
+        };
         Ok(Settings {
             config,
             config_file,
             rules: RulePack::from_texts(texts)?,
             dismissed,
             guidance,
+            learned,
             origin: Origin::Base { commit: commit.to_string(), rev: rev.to_string() },
         })
     }
+}
+
+/// `.sift/learned.toml`'s text, read; a file that does not parse fails the review (it says
+/// which file and where).
+fn learned_of(text: &str, origin: &str) -> Result<super::learned::Learned> {
+    super::learned::Learned::parse(text, origin).map_err(super::Error::ModelConfig)
 }
 
 /// The rules' configuration of the working tree of `root`, and the file it came from.

@@ -72,6 +72,19 @@ enum FeedbackCommand {
         #[arg(long)]
         no_lesson: bool,
     },
+    /// Propose demotions of the rules this repository keeps dismissing (from the committed
+    /// dismissals and this machine's record of fates); --write puts them in .sift/learned.toml,
+    /// a committed file the review reads.
+    Learn {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// Write .sift/learned.toml: the proposals, and the entries still in force.
+        #[arg(long)]
+        write: bool,
+        /// Print the proposals and the file's entries as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the record of fates as a preference dataset (decided agent runs and best-of-N
     /// choices), one JSON object per line, to stdout or FILE.
     Export {
@@ -194,6 +207,34 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 propose_lesson(&repo, &transcript, &run, reason, lesson)?;
             }
         }
+        FeedbackCommand::Learn { repo, write, json } => {
+            let root = repo.folder()?;
+            let learning = sift_engine::review::learned::learn(&root, fates::now())?;
+            if json {
+                let value = serde_json::json!({
+                    "proposals": learning.proposals,
+                    "current": learning.current.demotions,
+                    "next": learning.next.demotions,
+                    "dismissals": learning.dismissals,
+                });
+                println!("{}", serde_json::to_string_pretty(&value)?);
+            } else {
+                print_learning(&learning);
+            }
+            if write {
+                if learning.next == learning.current {
+                    eprintln!("{} is up to date", sift_engine::review::learned::LEARNED);
+                } else {
+                    let path = sift_engine::review::learned::write(&root, &learning.next)?;
+                    eprintln!(
+                        "wrote {} ({} entr{}): commit it; a pull request's review reads it from its base",
+                        path.display(),
+                        learning.next.demotions.len(),
+                        if learning.next.demotions.len() == 1 { "y" } else { "ies" }
+                    );
+                }
+            }
+        }
         FeedbackCommand::Export { repo, format: _, output } => {
             let root = repo.folder()?;
             let store = sift_engine::store::open(&root)?;
@@ -269,4 +310,27 @@ fn propose_lesson(
         println!("not written: pass --lesson to keep it");
     }
     Ok(())
+}
+
+/// `sift feedback learn`'s report.
+#[allow(clippy::print_stdout)]
+fn print_learning(learning: &sift_engine::review::learned::Learning) {
+    use sift_engine::review::learned::{LEARNED, MIN_DISMISSED, WINDOW_DAYS};
+    println!(
+        "{} dismissal(s) in the last {WINDOW_DAYS} days; a rule is demoted from {MIN_DISMISSED} distinct findings dismissed",
+        learning.dismissals
+    );
+    if learning.proposals.is_empty() {
+        println!("no demotion proposed");
+    }
+    for p in &learning.proposals {
+        println!("proposed: {} → {} ({})", p.rule, p.to, p.evidence());
+    }
+    for d in &learning.current.demotions {
+        let state = if d.active(&learning.today) { "in force" } else { "lapsed" };
+        println!("{LEARNED}: {} → {}, {state} ({})", d.rule, d.to, d.evidence());
+    }
+    if learning.next != learning.current {
+        println!("pass --write to update {LEARNED}");
+    }
 }

@@ -160,6 +160,12 @@ fn why_json(why: &Why) -> Value {
             "file": from.file,
             "revision": from.revision,
         }),
+        Why::Learned { evidence, from } => json!({
+            "kind": "learned",
+            "evidence": evidence,
+            "file": from.file,
+            "revision": from.revision,
+        }),
     };
     value["text"] = json!(why.to_string());
     value
@@ -197,7 +203,10 @@ pub fn explain_json(explanation: &Explanation<'_>) -> Value {
         .map(|r| {
             let mut value = finding_json(&r.finding, None);
             value["default_severity"] = json!(r.default);
-            value["key"] = json!(format!("rules.severity.{:?}", r.pattern));
+            match &r.learned {
+                Some(evidence) => value["learned"] = json!(evidence),
+                None => value["key"] = json!(format!("rules.severity.{:?}", r.pattern)),
+            }
             value["file"] = json!(r.from.file);
             value["revision"] = json!(r.from.revision);
             value
@@ -233,10 +242,14 @@ pub fn explain_text(explanation: &Explanation<'_>) -> String {
         let _ = writeln!(out, "re-rated ({}):", explanation.rerated.len());
         for r in explanation.rerated {
             let f = &r.finding;
+            let why = match &r.learned {
+                Some(evidence) => format!("demoted ({evidence}) in {}", r.from),
+                None => format!("rules.severity.{:?} in {}", r.pattern, r.from),
+            };
             let _ = writeln!(
                 out,
-                "  {}:{}:{}: [{}] {} instead of {}\n      rules.severity.{:?} in {}",
-                f.path, f.start_line, f.start_col, f.rule, f.severity, r.default, r.pattern, r.from
+                "  {}:{}:{}: [{}] {} instead of {}\n      {why}",
+                f.path, f.start_line, f.start_col, f.rule, f.severity, r.default
             );
         }
     }
@@ -267,10 +280,18 @@ pub fn explain_markdown(explanation: &Explanation<'_>) -> String {
     }
     for r in explanation.rerated {
         let f = &r.finding;
-        let why = format!(
-            "{} instead of {}: rules.severity.{:?} in {}",
-            f.severity, r.default, r.pattern, r.from
-        );
+        let why = match &r.learned {
+            Some(evidence) => {
+                format!(
+                    "{} instead of {}: demoted ({evidence}) in {}",
+                    f.severity, r.default, r.from
+                )
+            }
+            None => format!(
+                "{} instead of {}: rules.severity.{:?} in {}",
+                f.severity, r.default, r.pattern, r.from
+            ),
+        };
         let _ = writeln!(
             out,
             "| `{}` | `{}` | {} |",
@@ -655,6 +676,7 @@ mod tests {
             default: Severity::Error,
             pattern: "python/is-literal".into(),
             from: at(".sift/review.toml"),
+            learned: None,
         }];
         let explanation = Explanation {
             settings: "the working tree",

@@ -51,6 +51,13 @@ pub enum Why {
         /// The configuration file it was read from.
         from: Provenance,
     },
+    /// The repository's learned demotions (`.sift/learned.toml`) turned its rule off.
+    Learned {
+        /// The evidence of the demotion, in words.
+        evidence: String,
+        /// The file it was read from.
+        from: Provenance,
+    },
 }
 
 impl fmt::Display for Why {
@@ -64,6 +71,9 @@ impl fmt::Display for Why {
                 write!(f, ") in {from}")
             }
             Why::Configured { silence, from } => write!(f, "{silence} in {from}"),
+            Why::Learned { evidence, from } => {
+                write!(f, "demoted to off ({evidence}) in {from}")
+            }
         }
     }
 }
@@ -77,17 +87,20 @@ pub struct Suppressed {
     pub why: Why,
 }
 
-/// A finding reported at another severity than its rule's own, because of `[rules.severity]`.
+/// A finding reported at another severity than its rule's own, because of `[rules.severity]`
+/// or a learned demotion.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Rerated {
     /// The finding, at the configured severity.
     pub finding: Finding,
     /// The rule's own severity.
     pub default: Severity,
-    /// The `[rules.severity]` pattern that set it.
+    /// The `[rules.severity]` pattern that set it (empty when `learned` did).
     pub pattern: String,
     /// The configuration file it was read from.
     pub from: Provenance,
+    /// The evidence, when the repository's learned demotions (`.sift/learned.toml`) set it.
+    pub learned: Option<String>,
 }
 
 /// How many findings were left out, by cause.
