@@ -22,6 +22,8 @@ export interface ServerKey {
     default?: string | number | boolean;
     /** Types the value may take. */
     types: TomlType[];
+    /** `false`: a key only CI reads (the pull-request bot's), which has no editor setting. */
+    editor?: false;
 }
 
 function tomlScalar(text: string): { value: string | number | boolean; type: TomlType } | undefined {
@@ -65,11 +67,14 @@ export function parseReadmeConfig(markdown: string): ServerKey[] {
     }
     const keys: ServerKey[] = [];
     let table = '';
+    let editorTable = true;
     for (let i = open + 1; i < lines.length && !/^```/.test(lines[i]); i++) {
         const line = lines[i].trim();
         let m: RegExpMatchArray | null;
         if ((m = line.match(/^\[([A-Za-z0-9_.-]+)\]/))) {
             table = m[1];
+            // The reference marks the tables only CI reads.
+            editorTable = !/\(CI only\b/.test(line);
         } else if ((m = line.match(/^([A-Za-z0-9_]+)\s*=\s*(.*)$/))) {
             const scalar = tomlScalar(m[2]);
             if (scalar === undefined) {
@@ -82,7 +87,7 @@ export function parseReadmeConfig(markdown: string): ServerKey[] {
             }
             // `key = ""` documents a key that is unset by default.
             const documented = scalar.value !== '' && scalar.type !== 'array';
-            keys.push({ table, key: m[1], ...(documented ? { default: scalar.value } : {}), types });
+            keys.push({ table, key: m[1], ...(documented ? { default: scalar.value } : {}), types, ...(editorTable ? {} : { editor: false as const }) });
         }
     }
     return keys;
@@ -92,6 +97,8 @@ interface SchemaNode {
     type?: string | string[];
     default?: unknown;
     properties?: Record<string, SchemaNode>;
+    /** `false`: a table only CI reads (the pull-request bot's), with no editor setting. */
+    'x-sift-editor'?: boolean;
 }
 
 /** Reads the JSON Schema that `sift config schema --json` prints. */
@@ -99,6 +106,7 @@ export function parseJsonSchema(schema: unknown): ServerKey[] {
     const root = schema as SchemaNode;
     const keys: ServerKey[] = [];
     for (const [table, node] of Object.entries(root.properties ?? {})) {
+        const editor = node['x-sift-editor'] === false ? { editor: false as const } : {};
         for (const [key, prop] of Object.entries(node.properties ?? {})) {
             const raw = Array.isArray(prop.type) ? prop.type : prop.type ? [prop.type] : ['string'];
             const types = raw
@@ -110,6 +118,7 @@ export function parseJsonSchema(schema: unknown): ServerKey[] {
                 key,
                 types,
                 ...(typeof d === 'string' || typeof d === 'number' || typeof d === 'boolean' ? { default: d } : {}),
+                ...editor,
             });
         }
     }
@@ -142,7 +151,7 @@ const JSON_TYPES: Record<TomlType, string[]> = {
  */
 export function checkSettings(server: ServerKey[], properties: Record<string, SettingSchema>): string[] {
     const problems: string[] = [];
-    const expected = new Map(server.map((k) => [settingName(k), k]));
+    const expected = new Map(server.filter((k) => k.editor !== false).map((k) => [settingName(k), k]));
     for (const [name, k] of expected) {
         const s = properties[name];
         if (s === undefined) {

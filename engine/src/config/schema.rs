@@ -24,6 +24,10 @@ pub fn json_schema() -> Value {
     })
 }
 
+/// The tables that only CI reads (the pull-request bot's): marked `"x-sift-editor": false`, so
+/// editors offer no setting for them.
+pub const NOT_IN_EDITORS: &[&str] = &["github"];
+
 fn section_schema(section: &Section) -> Value {
     let mut keys = Map::new();
     for key in section.keys.iter().filter(|k| k.in_files) {
@@ -36,6 +40,9 @@ fn section_schema(section: &Section) -> Value {
     });
     if section.strict {
         schema["additionalProperties"] = Value::Bool(false);
+    }
+    if NOT_IN_EDITORS.contains(&section.name) {
+        schema["x-sift-editor"] = Value::Bool(false);
     }
     schema
 }

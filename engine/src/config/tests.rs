@@ -492,6 +492,10 @@ fn the_schema_describes_every_key_files_may_set() {
         tables.keys().collect::<Vec<_>>(),
         ["agent", "embed", "feedback", "github", "index", "model", "review", "sandbox", "search"]
     );
+    // Only the pull-request bot's table is marked as having no editor setting.
+    let no_editor: Vec<&String> =
+        tables.iter().filter(|(_, t)| t["x-sift-editor"] == json!(false)).map(|(n, _)| n).collect();
+    assert_eq!(no_editor, ["github"]);
     for section in SECTIONS {
         let table = &tables[section.name];
         assert_eq!(

@@ -280,7 +280,7 @@ pub fn post(
         });
         // A dismissal is of the finding's text in its file, every occurrence of it, as in
         // the editor.
-        crate::review::dismiss::dismiss_as(
+        crate::review::dismiss::dismiss(
             root,
             recorder,
             threads::base_fingerprint(fingerprint),

@@ -348,7 +348,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
             ));
             plan.dismissed += 1;
             Some(dismissed_body(comment, &by))
-        } else if inputs.dismissed_in_repo.contains(&comment.fingerprint) {
+        } else if inputs.dismissed_in_repo.contains(base_fingerprint(&comment.fingerprint)) {
             plan.dismissed += 1;
             Some(dismissed_body(comment, "in the repository's `.sift/feedback/`"))
         } else if let Some(item) = item {

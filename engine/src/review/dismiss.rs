@@ -24,23 +24,11 @@ pub fn dismissed(root: &Path) -> Result<Feedback> {
     Ok(Feedback::load(&feedback::dismissed_path(root))?)
 }
 
-/// Records that the finding `fingerprint` (of `rule`, in `path`) is wrong, with the user's
-/// `reason`; returns the file it was recorded in.
-pub fn dismiss(
-    root: &Path,
-    recorder: &Recorder,
-    fingerprint: &str,
-    rule: &str,
-    path: &str,
-    reason: Option<String>,
-) -> Result<PathBuf> {
-    dismiss_as(root, recorder, fingerprint, rule, path, reason, false)
-}
-
-/// [`dismiss`], saying whether the finding is wrong or right but not worth raising (`noise`:
-/// the pull-request bot's `/sift noise` and 👎). Both leave the finding out of later reviews;
+/// Records that the finding `fingerprint` (of `rule`, in `path`) is wrong, or right but not
+/// worth raising (`noise`: the pull-request bot's `/sift noise` and 👎), with the user's
+/// `reason`; returns the file it was recorded in. Both leave the finding out of later reviews;
 /// the record of fates tells them apart.
-pub fn dismiss_as(
+pub fn dismiss(
     root: &Path,
     recorder: &Recorder,
     fingerprint: &str,
@@ -114,8 +102,8 @@ mod tests {
         let root = dir.path();
         let recorder = Recorder::open(root, &Default::default(), crate::fates::Front::CLI);
         assert!(!forget(root, &recorder, "abc").unwrap(), "nothing to forget yet");
-        let file =
-            dismiss(root, &recorder, "abc", "python/x", "a.py", Some("noise".into())).unwrap();
+        let file = dismiss(root, &recorder, "abc", "python/x", "a.py", Some("noise".into()), false)
+            .unwrap();
         assert!(file.ends_with(".sift/feedback/dismissed.jsonl"));
         let found = dismissed(root).unwrap();
         assert!(found.is_dismissed("abc"));

@@ -158,6 +158,7 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 &finding.rule,
                 &finding.path,
                 reason,
+                false,
             )?;
             println!(
                 "dismissed {fingerprint} ({} in {}); recorded in {}",

@@ -324,7 +324,7 @@ impl Reviews {
             let id = id.to_string();
             let recorder = self.recorder(&root);
             tokio::task::spawn_blocking(move || {
-                dismiss::dismiss(&root, &recorder, &id, &rule, &path, reason)
+                dismiss::dismiss(&root, &recorder, &id, &rule, &path, reason, false)
             })
             .await
             .map_err(|e| super::guard::internal(format!("dismissing crashed: {e}")))?
