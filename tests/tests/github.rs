@@ -73,11 +73,8 @@ impl Prism {
             assert!(bad.is_empty(), "Prism refused requests: {bad:#?}");
         }
         assert!(received > 0, "Prism saw no request: {log}");
-        assert_eq!(
-            received,
-            standin.with(|s| s.requests.len()),
-            "every request reached the stand-in"
-        );
+        let rest = standin.with(|s| s.requests.iter().filter(|r| r.path != "/graphql").count());
+        assert_eq!(received, rest, "every REST request went through Prism to the stand-in");
     }
 }
 
@@ -147,17 +144,36 @@ fn event(root: &Path, events: &Path, head_repo: &str) -> PathBuf {
 }
 
 /// `sift review --post github` on `root`, talking to `api`.
-fn bot(root: &Path, event: &Path, api: &str, token: &str, extra: &[&str]) -> Output {
+fn bot(root: &Path, event: &Path, api: &Api, token: &str, extra: &[&str]) -> Output {
     sift()
         .args(["review", "--no-model", "--post", "github", "--path"])
         .arg(root)
         .args(extra)
         .env("GITHUB_EVENT_PATH", event)
         .env("GITHUB_REPOSITORY", "o/r")
-        .env("GITHUB_API_URL", api)
+        .env("GITHUB_API_URL", &api.rest)
+        .env("GITHUB_GRAPHQL_URL", &api.graphql)
         .env("GITHUB_TOKEN", token)
         .output()
         .expect("sift runs")
+}
+
+/// Where a test's bot sends its requests: REST through Prism in front of the stand-in when
+/// Prism is installed (else to the stand-in itself), GraphQL (not in the REST description)
+/// straight to the stand-in.
+struct Api {
+    rest: String,
+    graphql: String,
+}
+
+impl Api {
+    fn direct(standin: &StandIn) -> Api {
+        Api { rest: standin.url(), graphql: format!("{}/graphql", standin.url()) }
+    }
+}
+
+fn through(prism: &Option<Prism>, standin: &StandIn) -> Api {
+    Api { rest: prism.as_ref().map_or_else(|| standin.url(), Prism::url), ..Api::direct(standin) }
 }
 
 /// The fingerprint in a bot comment's marker, and its state.
@@ -207,7 +223,7 @@ const K: &str = "\ndef k(w, out=[]):\n    out.append(w)\n    return out\n";
 fn five_pushes_leave_one_thread_per_finding() {
     let standin = StandIn::start(CANARY).unwrap();
     let prism = Prism::start(&standin.url());
-    let api = prism.as_ref().map_or_else(|| standin.url(), Prism::url);
+    let api = through(&prism, &standin);
     standin.with(|s| {
         s.permissions.insert("ann".into(), "write".into());
         s.permissions.insert("eve".into(), "read".into());
@@ -248,6 +264,8 @@ fn five_pushes_leave_one_thread_per_finding() {
             .unwrap()
             .starts_with(&format!("✅ Fixed in `{}`", &rev(root, "HEAD")[..7]))
     );
+    let g_id = g["id"].as_u64().unwrap();
+    assert!(standin.with(|s| s.resolved.contains(&g_id)), "the fixed finding's thread is resolved");
     let h_fp = marker(&comments[2]).0;
     let h_id = comments[2]["id"].as_u64().unwrap();
     outputs.push(out);
@@ -314,6 +332,12 @@ fn five_pushes_leave_one_thread_per_finding() {
         "{}",
         h["body"]
     );
+    let resolved = standin.with(|s| s.resolved.clone());
+    assert_eq!(
+        resolved,
+        [g_id, h_id].into_iter().collect(),
+        "fixed and dismissed threads resolved, no other"
+    );
     // The replies are still there, untouched: the bot edits only its own comments.
     standin.with(|s| {
         let edits: Vec<&str> =
@@ -331,7 +355,7 @@ fn five_pushes_leave_one_thread_per_finding() {
 fn comments_github_will_not_take_go_in_the_body() {
     let standin = StandIn::start(CANARY).unwrap();
     let prism = Prism::start(&standin.url());
-    let api = prism.as_ref().map_or_else(|| standin.url(), Prism::url);
+    let api = through(&prism, &standin);
     // GitHub refuses the review when a comment is on a line it does not count as the diff's.
     standin.with(|s| s.refuse_lines_after = Some(1));
     let dir = repo();
@@ -357,7 +381,7 @@ fn comments_github_will_not_take_go_in_the_body() {
 fn rate_limits_and_server_errors_are_retried() {
     let standin = StandIn::start(CANARY).unwrap();
     let prism = Prism::start(&standin.url());
-    let api = prism.as_ref().map_or_else(|| standin.url(), Prism::url);
+    let api = through(&prism, &standin);
     standin.with(|s| {
         s.faults.push_back((503, vec![], json!({"message": "Service Unavailable"}).to_string()));
         s.faults.push_back((
@@ -387,7 +411,7 @@ fn rate_limits_and_server_errors_are_retried() {
 fn a_refused_token_is_one_line_and_fails_the_job() {
     let standin = StandIn::start("the-real-token").unwrap();
     let prism = Prism::start(&standin.url());
-    let api = prism.as_ref().map_or_else(|| standin.url(), Prism::url);
+    let api = through(&prism, &standin);
     let dir = repo();
     let events = tempfile::tempdir().unwrap();
     let ev = push(dir.path(), &format!("{BASE}{F}"), events.path());
@@ -413,7 +437,7 @@ fn a_fork_or_no_token_prints_the_review_and_says_why() {
     let events = tempfile::tempdir().unwrap();
     push(dir.path(), &format!("{BASE}{F}"), events.path());
     let ev = event(dir.path(), events.path(), "someone/r");
-    let out = bot(dir.path(), &ev, &standin.url(), CANARY, &["--format", "github"]);
+    let out = bot(dir.path(), &ev, &Api::direct(&standin), CANARY, &["--format", "github"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(
         stderr(&out).contains("not posted to o/r#7: the pull request comes from a fork"),
@@ -423,7 +447,7 @@ fn a_fork_or_no_token_prints_the_review_and_says_why() {
     let printed: Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert_eq!(printed["comments"].as_array().unwrap().len(), 1);
     let ev = event(dir.path(), events.path(), "o/r");
-    let out = bot(dir.path(), &ev, &standin.url(), "", &[]);
+    let out = bot(dir.path(), &ev, &Api::direct(&standin), "", &[]);
     assert!(stderr(&out).contains("GITHUB_TOKEN is not set"), "{}", stderr(&out));
     assert_eq!(standin.with(|s| s.requests.len()), 0, "nothing was sent");
 }
@@ -445,7 +469,7 @@ fn a_job_outside_a_pull_request_is_a_clear_error() {
     write(dir.path(), "app.py", BASE);
     git(dir.path(), &["commit", "-q", "-am", "later"]);
     let standin = StandIn::start(CANARY).unwrap();
-    let out = bot(dir.path(), &ev, &standin.url(), CANARY, &[]);
+    let out = bot(dir.path(), &ev, &Api::direct(&standin), CANARY, &[]);
     assert!(stderr(&out).contains("but the pull request's head is"), "{}", stderr(&out));
 }
 
@@ -508,7 +532,7 @@ fn ci_init_writes_a_workflow_actionlint_accepts() {
 fn a_writers_thumbs_down_dismisses_as_noise() {
     let standin = StandIn::start(CANARY).unwrap();
     let prism = Prism::start(&standin.url());
-    let api = prism.as_ref().map_or_else(|| standin.url(), Prism::url);
+    let api = through(&prism, &standin);
     standin.with(|s| {
         s.permissions.insert("ann".into(), "admin".into());
     });
@@ -526,5 +550,30 @@ fn a_writers_thumbs_down_dismisses_as_noise() {
     assert!(body.starts_with("🚫 Dismissed as noise by @ann: 👎"), "{body}");
     let fates = std::fs::read_to_string(dir.path().join(".sift/fates/fates.jsonl")).unwrap();
     assert!(fates.contains("\"dismissed_noise\""), "{fates}");
+    validated(&prism, &standin);
+}
+
+#[test]
+fn a_finding_that_comes_back_reopens_its_thread() {
+    let standin = StandIn::start(CANARY).unwrap();
+    let prism = Prism::start(&standin.url());
+    let api = through(&prism, &standin);
+    let dir = repo();
+    let events = tempfile::tempdir().unwrap();
+    let run = |text: &str| {
+        let ev = push(dir.path(), text, events.path());
+        let out = bot(dir.path(), &ev, &api, CANARY, &[]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run(&format!("{BASE}{F}"));
+    let id = standin.bot_comments()[0]["id"].as_u64().unwrap();
+    run(BASE);
+    assert_eq!(marker(&standin.bot_comments()[0]).1, "fixed");
+    assert!(standin.with(|s| s.resolved.contains(&id)));
+    run(&format!("{BASE}{F}"));
+    let comments = standin.bot_comments();
+    assert_eq!(comments.len(), 1, "the old thread, not a new one");
+    assert_eq!(marker(&comments[0]).1, "open");
+    assert!(!standin.with(|s| s.resolved.contains(&id)), "unresolved again");
     validated(&prism, &standin);
 }

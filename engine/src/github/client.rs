@@ -136,7 +136,7 @@ impl Client {
 
     /// `GET path`.
     pub fn get(&self, path: &str, what: &str) -> Result<Value, ApiError> {
-        self.send(Method::Get, path, None, what)
+        self.send(Method::Get, &self.url(path), None, what)
     }
 
     /// Every item of a paginated list (`per_page=100`, pages until a short one).
@@ -164,26 +164,51 @@ impl Client {
 
     /// `POST path` with a JSON body.
     pub fn post(&self, path: &str, body: &Value, what: &str) -> Result<Value, ApiError> {
-        self.send(Method::Post, path, Some(body), what)
+        self.send(Method::Post, &self.url(path), Some(body), what)
     }
 
     /// `PATCH path` with a JSON body.
     pub fn patch(&self, path: &str, body: &Value, what: &str) -> Result<Value, ApiError> {
-        self.send(Method::Patch, path, Some(body), what)
+        self.send(Method::Patch, &self.url(path), Some(body), what)
+    }
+
+    /// A GraphQL request to `endpoint` (`GITHUB_GRAPHQL_URL`): its `data`, or GitHub's
+    /// `errors` as an error. (Resolving a review thread is in GraphQL only.)
+    pub fn graphql(
+        &self,
+        endpoint: &str,
+        query: &str,
+        variables: Value,
+        what: &str,
+    ) -> Result<Value, ApiError> {
+        let body = serde_json::json!({"query": query, "variables": variables});
+        let answer = self.send(Method::Post, endpoint, Some(&body), what)?;
+        if let Some(errors) = answer["errors"].as_array().filter(|e| !e.is_empty()) {
+            let messages: Vec<&str> = errors.iter().filter_map(|e| e["message"].as_str()).collect();
+            return Err(ApiError::Status {
+                what: what.to_owned(),
+                status: 200,
+                message: messages.join("; "),
+            });
+        }
+        Ok(answer["data"].clone())
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.api)
     }
 
     fn send(
         &self,
         method: Method,
-        path: &str,
+        url: &str,
         body: Option<&Value>,
         what: &str,
     ) -> Result<Value, ApiError> {
-        let url = format!("{}{path}", self.api);
         let mut backoff = self.retry.backoff;
         let mut last = String::new();
         for attempt in 1..=self.retry.attempts.max(1) {
-            let answer = self.once(method, &url, body);
+            let answer = self.once(method, url, body);
             let (status, wait, text) = match answer {
                 Ok(answer) => answer,
                 Err(message) => {

@@ -58,6 +58,8 @@ pub enum Error {
 pub struct PullRequest {
     /// The API's address (no trailing `/`).
     pub api: String,
+    /// The GraphQL endpoint (`GITHUB_GRAPHQL_URL`; resolving a thread is in GraphQL only).
+    pub graphql: String,
     /// The repository's owner.
     pub owner: String,
     /// The repository's name.
@@ -90,8 +92,12 @@ impl PullRequest {
         let api = set("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into());
         let repository = set("GITHUB_REPOSITORY")
             .or_else(|| event["repository"]["full_name"].as_str().map(str::to_owned));
-        PullRequest::from_event(&event, repository.as_deref(), &api)
-            .map_err(|e| Error::Event(format!("the event {path}: {e}")))
+        let mut pr = PullRequest::from_event(&event, repository.as_deref(), &api)
+            .map_err(|e| Error::Event(format!("the event {path}: {e}")))?;
+        if let Some(graphql) = set("GITHUB_GRAPHQL_URL") {
+            pr.graphql = graphql.trim_end_matches('/').to_owned();
+        }
+        Ok(pr)
     }
 
     /// The pull request of an event's JSON.
@@ -124,8 +130,15 @@ impl PullRequest {
             .ok_or_else(|| format!("the repository {repository:?} is not owner/name"))?;
         let base_repo = pr["base"]["repo"]["full_name"].as_str();
         let head_repo = pr["head"]["repo"]["full_name"].as_str();
+        let api = api.trim_end_matches('/');
+        // GitHub Enterprise Server: REST at /api/v3, GraphQL at /api/graphql.
+        let graphql = match api.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{api}/graphql"),
+        };
         Ok(PullRequest {
-            api: api.trim_end_matches('/').to_owned(),
+            api: api.to_owned(),
+            graphql,
             owner: owner.to_owned(),
             repo: repo.to_owned(),
             number,
@@ -305,6 +318,7 @@ pub fn post(
             );
         }
     }
+    resolve_threads(client, pr, &bot, &plan.edit, &mut posted.notes);
     posted.edited = plan.edit.len();
     posted.still_open = plan.still_open + plan.reopened;
     posted.fixed = plan.fixed;
@@ -373,6 +387,75 @@ pub fn post(
     }
     Ok(posted)
 }
+
+/// Resolves on GitHub the threads whose comment this push marked fixed or dismissed, and
+/// unresolves those raised again (GraphQL: the REST API cannot). A failure is a note: the
+/// comments say it already.
+fn resolve_threads(
+    client: &Client,
+    pr: &PullRequest,
+    bot: &[threads::BotComment],
+    edits: &[(u64, String)],
+    notes: &mut Vec<String>,
+) {
+    let mut wanted: BTreeMap<u64, bool> = BTreeMap::new();
+    for (id, body) in edits {
+        let Some(before) = bot.iter().find(|c| c.id == *id) else { continue };
+        match threads::state_of(body) {
+            Some(threads::State::Fixed | threads::State::Dismissed) => {
+                wanted.insert(*id, true);
+            }
+            Some(threads::State::Open) if before.state != threads::State::Open => {
+                wanted.insert(*id, false);
+            }
+            _ => {}
+        }
+    }
+    if wanted.is_empty() {
+        return;
+    }
+    let done = || -> Result<(), ApiError> {
+        let mut after: Option<String> = None;
+        let mut ids: BTreeMap<u64, (String, bool)> = BTreeMap::new();
+        loop {
+            let data = client.graphql(
+                &pr.graphql,
+                THREADS_QUERY,
+                json!({"owner": pr.owner, "repo": pr.repo, "number": pr.number, "after": after}),
+                "list the review threads",
+            )?;
+            let page = &data["repository"]["pullRequest"]["reviewThreads"];
+            for thread in page["nodes"].as_array().into_iter().flatten() {
+                let first = thread["comments"]["nodes"][0]["databaseId"].as_u64();
+                if let (Some(first), Some(id)) = (first, thread["id"].as_str()) {
+                    ids.insert(first, (id.to_owned(), thread["isResolved"] == true));
+                }
+            }
+            match page["pageInfo"]["endCursor"].as_str() {
+                Some(cursor) if page["pageInfo"]["hasNextPage"] == true => {
+                    after = Some(cursor.to_owned());
+                }
+                _ => break,
+            }
+        }
+        for (comment, resolve) in &wanted {
+            let Some((thread, resolved)) = ids.get(comment) else { continue };
+            if resolved == resolve {
+                continue;
+            }
+            let mutation = if *resolve { RESOLVE } else { UNRESOLVE };
+            client.graphql(&pr.graphql, mutation, json!({"id": thread}), "resolve a thread")?;
+        }
+        Ok(())
+    };
+    if let Err(e) = done() {
+        notes.push(format!("the threads were not resolved on GitHub ({e}); their comments say so"));
+    }
+}
+
+const THREADS_QUERY: &str = "query($owner: String!, $repo: String!, $number: Int!, $after: String) { repository(owner: $owner, name: $repo) { pullRequest(number: $number) { reviewThreads(first: 100, after: $after) { pageInfo { hasNextPage endCursor } nodes { id isResolved comments(first: 1) { nodes { databaseId } } } } } } }";
+const RESOLVE: &str = "mutation($id: ID!) { resolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }";
+const UNRESOLVE: &str = "mutation($id: ID!) { unresolveReviewThread(input: {threadId: $id}) { thread { id isResolved } } }";
 
 /// The verdict of each of the bot's threads that has one from someone with write access: the
 /// first such reply, else a 👎 of theirs. Verdicts from others are noted and ignored.
@@ -485,6 +568,10 @@ mod tests {
         let pr = PullRequest::from_event(&event, Some("o/r"), "http://127.0.0.1:1/").unwrap();
         assert_eq!((pr.owner.as_str(), pr.repo.as_str(), pr.number), ("o", "r", 7));
         assert_eq!(pr.api, "http://127.0.0.1:1");
+        assert_eq!(pr.graphql, "http://127.0.0.1:1/graphql");
+        let ghes =
+            PullRequest::from_event(&event, Some("o/r"), "https://git.example/api/v3").unwrap();
+        assert_eq!(ghes.graphql, "https://git.example/api/graphql");
         assert!(!pr.fork);
         let mut fork = event.clone();
         fork["pull_request"]["head"]["repo"]["full_name"] = "someone/r".into();

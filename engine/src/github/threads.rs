@@ -227,6 +227,11 @@ pub fn fingerprint_of(body: &str) -> Option<&str> {
     inner.split_whitespace().find_map(|f| f.strip_prefix("fingerprint=")).filter(|f| !f.is_empty())
 }
 
+/// The state in a body's marker.
+pub fn state_of(body: &str) -> Option<State> {
+    parse_marker(body).map(|m| m.state)
+}
+
 /// The fingerprints a review body of the bot's listed (findings outside the diff).
 pub fn body_fingerprints(body: &str) -> BTreeSet<String> {
     body.match_indices("<!-- sift-review listed=")

@@ -93,6 +93,11 @@ pub static VARS: &[Var] = &[
         "`sift review --post github`: the repository the pull request is in (`owner/name`)",
     ),
     var(
+        "GITHUB_GRAPHQL_URL",
+        Kind::Platform,
+        "`sift review --post github`: GitHub's GraphQL endpoint, where it resolves the threads of fixed findings; default from `GITHUB_API_URL`",
+    ),
+    var(
         "GITHUB_TOKEN",
         Kind::Platform,
         "`sift review --post github`: the token it posts with; never printed, logged, or given to a model, a plugin or a sandboxed command",

@@ -40,6 +40,8 @@ pub struct State {
     /// A review's comments on lines after this one are refused with 422 (a line outside the
     /// diff, as GitHub refuses them).
     pub refuse_lines_after: Option<u64>,
+    /// The review threads resolved (GraphQL's `resolveReviewThread`), by their first comment.
+    pub resolved: std::collections::BTreeSet<u64>,
     next_id: u64,
 }
 
@@ -320,6 +322,44 @@ fn answer(s: &mut State, r: &Recorded, port: u16) -> (u16, Value) {
                 })
                 .collect();
             (200, paged(list))
+        }
+        // GraphQL (not in the REST description, so not through Prism): the review threads,
+        // and resolving them.
+        ("POST", ["graphql"]) => {
+            let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+            let query = body["query"].as_str().unwrap_or("");
+            if query.contains("unresolveReviewThread") || query.contains("resolveReviewThread") {
+                let id = body["variables"]["id"].as_str().unwrap_or("");
+                let Some(first) = id.strip_prefix("T_").and_then(|n| n.parse::<u64>().ok()) else {
+                    return (200, json!({"errors": [{"message": format!("no thread {id}")}]}));
+                };
+                let resolve = !query.contains("unresolveReviewThread");
+                if resolve {
+                    s.resolved.insert(first);
+                } else {
+                    s.resolved.remove(&first);
+                }
+                let field = if resolve { "resolveReviewThread" } else { "unresolveReviewThread" };
+                return (
+                    200,
+                    json!({"data": {field: {"thread": {"id": id, "isResolved": resolve}}}}),
+                );
+            }
+            let nodes: Vec<Value> = s
+                .comments
+                .iter()
+                .filter(|c| c["in_reply_to_id"].is_null())
+                .filter_map(|c| c["id"].as_u64())
+                .map(|id| {
+                    json!({"id": format!("T_{id}"), "isResolved": s.resolved.contains(&id),
+                                 "comments": {"nodes": [{"databaseId": id}]}})
+                })
+                .collect();
+            (
+                200,
+                json!({"data": {"repository": {"pullRequest": {"reviewThreads": {
+                "pageInfo": {"hasNextPage": false, "endCursor": null}, "nodes": nodes}}}}}),
+            )
         }
         ("GET", ["repos", _, _, "collaborators", login, "permission"]) => {
             let permission = s.permissions.get(*login).cloned().unwrap_or_else(|| "none".into());
