@@ -555,6 +555,10 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("no agent run no-such-run"), "{}", stderr(&out));
     let taken = run(true);
+    // What it wrote is kept for measuring its retention (engine/src/agent/retention.rs).
+    let snapshot = dir.path().join(format!("repo/.sift/fates/retention/{taken}.json"));
+    let snapshot: Value = serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+    assert_eq!(snapshot["files"]["util/clamp.py"].as_array().map(Vec::len), Some(1), "{snapshot}");
     std::fs::write(dir.path().join("repo/util/clamp.py"), CLAMP).unwrap();
 
     let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();

@@ -135,10 +135,19 @@ pub fn launch(
 }
 
 /// Records that the user took run `id`'s change as proposed (`attempt`: which best-of-N
-/// attempt; `files`: how many files it wrote).
-pub fn applied(recorder: &Recorder, id: &str, model: &str, files: usize, attempt: Option<usize>) {
+/// attempt), and keeps what it wrote for measuring its retention (`retention::snapshot`).
+pub fn applied(
+    recorder: &Recorder,
+    root: &std::path::Path,
+    id: &str,
+    model: &str,
+    changes: &Changes,
+    attempt: Option<usize>,
+) {
+    let files = changes.changed_paths().len();
     recorder
         .record(fates::Event::new(Kind::AgentRun, id, Fate::Accepted).model(model).count(files));
+    super::retention::snapshot(root, recorder, id, changes, fates::now());
     if let Some(attempt) = attempt {
         recorder.record(
             fates::Event::new(Kind::Attempt, format!("{id}#{attempt}"), Fate::Accepted)

@@ -38,6 +38,7 @@ pub mod checkers;
 pub mod launch;
 pub mod lessons;
 pub mod matcher;
+pub mod retention;
 pub mod rules;
 pub mod setup;
 pub mod tools;

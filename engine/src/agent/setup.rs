@@ -64,6 +64,11 @@ impl Setup {
         })
     }
 
+    /// The workspace it is for.
+    pub fn root(&self) -> &std::path::Path {
+        &self.root
+    }
+
     /// The same setup starting its sessions from notes already read and checked (the language
     /// server's, re-checked after every index update) instead of reading them again.
     pub fn with_notebook(self, book: crate::memory::Notebook) -> Setup {

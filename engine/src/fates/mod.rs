@@ -83,6 +83,9 @@ pub enum Fate {
     Fixed,
     /// A note gone stale, or a suggestion no longer current.
     Expired,
+    /// How much of an accepted run's code is still there (`count`: percent; `reason`: when,
+    /// `1h`, `1d`, `7d` or `commit <sha>`).
+    Retained,
 }
 
 /// One record: a suggestion's fate (see `docs/feedback.md` for each field).

@@ -38,6 +38,18 @@ pub struct Stats {
     pub notes: Decisions,
     /// Records per day, oldest first (for sparklines), from the period's first day.
     pub daily: Vec<usize>,
+    /// Retention of accepted agent code, by checkpoint (`1h`, `1d`, `7d`, and `commit`: each
+    /// run's latest commit measured).
+    pub retention: BTreeMap<String, Retention>,
+}
+
+/// How much accepted agent code was still there at one checkpoint.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Retention {
+    /// Runs measured.
+    pub runs: usize,
+    /// Their mean percent kept.
+    pub mean_percent: f64,
 }
 
 /// What became of a kind of suggestion.
@@ -95,6 +107,7 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
     let mut attempts: BTreeSet<(&str, Fate)> = BTreeSet::new();
     let mut findings: BTreeSet<(&str, &str, Fate)> = BTreeSet::new();
     let mut finding_rule: HashMap<&str, &str> = HashMap::new();
+    let mut kept: BTreeMap<(&str, &str), u64> = BTreeMap::new();
     for e in &period {
         match e.kind {
             Kind::AgentRun => {
@@ -105,6 +118,15 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
                 match e.fate {
                     Fate::Shown => run.1 = true,
                     Fate::Accepted | Fate::Edited | Fate::Rejected => run.2 = Some(e.fate),
+                    Fate::Retained => {
+                        let label = match e.reason.as_deref() {
+                            Some(r) if r.starts_with("commit ") => "commit",
+                            Some(r) => r,
+                            None => continue,
+                        };
+                        // A later record of the same checkpoint (a later commit) replaces it.
+                        kept.insert((e.id.as_str(), label), e.count.unwrap_or(0));
+                    }
                     _ => {}
                 }
             }
@@ -154,6 +176,11 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
         .chain(std::iter::once(&mut stats.notes))
     {
         d.acceptance = (d.shown > 0).then(|| (d.accepted + d.edited) as f64 / d.shown as f64);
+    }
+    for ((_, label), percent) in &kept {
+        let r = stats.retention.entry((*label).to_owned()).or_default();
+        r.mean_percent = (r.mean_percent * r.runs as f64 + *percent as f64) / (r.runs + 1) as f64;
+        r.runs += 1;
     }
     stats.attempts.shown = attempts.iter().filter(|(_, f)| *f == Fate::Shown).count();
     stats.attempts.taken = attempts.iter().filter(|(_, f)| *f == Fate::Accepted).count();
@@ -278,6 +305,27 @@ mod tests {
         assert_eq!(later.agent.shown, 3);
         assert_eq!(later.agent.accepted, 1);
         assert_eq!(compute(&events, Some(35), 100).agent.shown, 0);
+    }
+
+    #[test]
+    fn retention_is_a_mean_per_checkpoint_and_the_latest_commit() {
+        let kept = |run: &str, percent: usize, when: &str, t: u64| {
+            at(Kind::AgentRun, run, Fate::Retained, t).count(percent).reason(Some(when))
+        };
+        let events = vec![
+            at(Kind::AgentRun, "r1", Fate::Shown, 1),
+            at(Kind::AgentRun, "r1", Fate::Accepted, 2),
+            kept("r1", 100, "1h", 3),
+            kept("r1", 80, "commit abc", 4),
+            kept("r1", 50, "commit def", 5),
+            kept("r2", 60, "1h", 6),
+        ];
+        let s = compute(&events, None, 10);
+        assert_eq!(s.retention["1h"], Retention { runs: 2, mean_percent: 80.0 });
+        assert_eq!(s.retention["commit"], Retention { runs: 1, mean_percent: 50.0 });
+        assert!(!s.retention.contains_key("1d"));
+        // Retention records are not decisions: r1 stays taken, r2 (never shown here) uncounted.
+        assert_eq!((s.agent.shown, s.agent.accepted), (1, 1));
     }
 
     #[test]

@@ -228,7 +228,7 @@ fn report(
     if !diff.is_empty() {
         if args.apply {
             let written = outcome.changes.apply(&setup.policy)?;
-            launch::applied(recorder, &id, model, written.len(), None);
+            launch::applied(recorder, setup.root(), &id, model, &outcome.changes, None);
             eprintln!("applied: wrote {}", written.join(", "));
         } else {
             eprintln!(
@@ -281,7 +281,14 @@ fn best_of(
         if args.apply && !first.diff.is_empty() {
             let written = first.outcome.changes.apply(&setup.policy)?;
             let (id, model) = (&finished.id, &finished.model);
-            launch::applied(recorder, id, model, written.len(), Some(first.index));
+            launch::applied(
+                recorder,
+                setup.root(),
+                id,
+                model,
+                &first.outcome.changes,
+                Some(first.index),
+            );
             eprintln!("applied attempt {}: wrote {}", first.index + 1, written.join(", "));
         } else if !args.apply {
             eprintln!(

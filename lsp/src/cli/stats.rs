@@ -37,6 +37,11 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
         (Some(text), _) => Some(stats::parse_since(text, now).map_err(|e| anyhow!(e))?),
         (None, _) => Some(now.saturating_sub(30 * stats::DAY)),
     };
+    // What is due of accepted agent code's retention is measured now (no daemon does it).
+    let recorder =
+        fates::Recorder::configured(&root, &super::load_config(&root, &[])?, fates::Front::CLI);
+    sift_engine::agent::retention::update(&root, &recorder, now);
+    drop(recorder);
     let replay = fates::read(&store)?;
     let figures = stats::compute(&replay.records, since, now);
     let (dir, bytes) = fates::usage(&store);
@@ -72,6 +77,22 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
     row("all", a)?;
     for (model, d) in &figures.models {
         row(model, d)?;
+    }
+    if !figures.retention.is_empty() {
+        let at: Vec<String> = ["1h", "1d", "7d", "commit"]
+            .iter()
+            .filter_map(|label| {
+                let r = figures.retention.get(*label)?;
+                let name = if *label == "commit" { "latest commit" } else { label };
+                Some(format!(
+                    "{name} {:.0} % ({} run{})",
+                    r.mean_percent,
+                    r.runs,
+                    if r.runs == 1 { "" } else { "s" }
+                ))
+            })
+            .collect();
+        writeln!(out, "  code kept of accepted runs: {}", at.join(", "))?;
     }
     if figures.attempts.shown > 0 {
         writeln!(

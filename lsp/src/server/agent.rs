@@ -289,7 +289,6 @@ impl Backend {
         if parts.is_empty() {
             return Ok(json!({"applied": false, "failureReason": "the run changed nothing"}));
         }
-        let files = parts.len();
         let annotation = ChangeAnnotation {
             label: format!("sift agent: {}", shorten(&task, 60)),
             needs_confirmation: Some(true),
@@ -299,7 +298,7 @@ impl Backend {
         let response = self.client.apply_edit(edit).await?;
         if response.applied {
             self.agents.remove(&id);
-            launch::applied(&self.recorder_of(&root), &id, &model, files, None);
+            launch::applied(&self.recorder_of(&root), &root, &id, &model, &changes, None);
         }
         Ok(json!({"applied": response.applied, "failureReason": response.failure_reason}))
     }
