@@ -27,6 +27,7 @@
 //! Dependencies point one way: front ends → `sift-engine` → `sift-runtime` → `sift-indexer`.
 
 pub mod agent;
+pub mod automate;
 pub mod config;
 pub mod embeddings;
 pub mod error;

@@ -36,6 +36,9 @@ pub const FATES_ENTRIES: &[Entry] = &[FATES_DIR];
 /// committed; the review's `learned` module).
 pub const LEARNED_ENTRIES: &[Entry] = &[Entry::shared_file("learned", "learned.toml")];
 
+/// `.sift/automations.toml`: the team's agent jobs (shared, committed; `automate`).
+pub const AUTOMATE_ENTRIES: &[Entry] = &[Entry::shared_file("automate", "automations.toml")];
+
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,
@@ -45,6 +48,7 @@ pub const REGISTRY: Registry = &[
     PLUGIN_ENTRIES,
     FATES_ENTRIES,
     LEARNED_ENTRIES,
+    AUTOMATE_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the

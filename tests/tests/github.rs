@@ -6,11 +6,11 @@
 //! `SIFT_REQUIRE_PRISM` is set), and the scenarios still run against the stand-in alone.
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sift_test_support::github::StandIn;
+use sift_test_support::github::{Api, Prism, StandIn, through, validated};
 use sift_test_support::guard::{Need, missing};
 use sift_tests::{git, sift, stderr, stdout, write};
 
@@ -19,88 +19,6 @@ const CANARY: &str = "ghs_CANARY7f3a9c1e5b2d4f6a8c0e";
 
 /// A file with nothing to report.
 const BASE: &str = "def old(x):\n    return x\n";
-
-/// Prism in front of `upstream`, validating requests against GitHub's description; `None`
-/// (the skip logged, or the test failed when Prism is required) when it is not installed.
-struct Prism {
-    child: Child,
-    port: u16,
-    log: tempfile::NamedTempFile,
-}
-
-impl Prism {
-    fn start(upstream: &str) -> Option<Prism> {
-        let Some(launcher) = std::env::var_os("SIFT_PRISM").filter(|v| !v.is_empty()) else {
-            missing(
-                Need::Prism,
-                "Prism and GitHub's OpenAPI description are not installed",
-                "scripts/test.sh installs them from npm into target/prism and sets SIFT_PRISM",
-            );
-            return None;
-        };
-        let port = free_port();
-        let log = tempfile::NamedTempFile::new().unwrap();
-        let child = Command::new(launcher)
-            .args([upstream, &port.to_string()])
-            .stdout(log.reopen().unwrap())
-            .stderr(log.reopen().unwrap())
-            .spawn()
-            .expect("the Prism launcher runs");
-        let prism = Prism { child, port, log };
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "Prism did not start within 120 s");
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        Some(prism)
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    /// Every request Prism received validated against GitHub's description and went on to
-    /// the stand-in: none refused as invalid (422 `UNPROCESSABLE_ENTITY`), on a path or with a
-    /// method GitHub does not have, or answered with a response GitHub's description does not
-    /// allow; as many requests received as the stand-in saw.
-    fn assert_all_valid(&self, standin: &StandIn) {
-        let log = std::fs::read_to_string(self.log.path()).unwrap();
-        let received = log.lines().filter(|l| l.contains("Request received")).count();
-        for refusal in
-            ["UNPROCESSABLE_ENTITY", "VIOLATIONS", "NO_PATH_MATCHED", "NO_METHOD_MATCHED"]
-        {
-            let bad: Vec<&str> = log.lines().filter(|l| l.contains(refusal)).collect();
-            assert!(bad.is_empty(), "Prism refused requests: {bad:#?}");
-        }
-        assert!(received > 0, "Prism saw no request: {log}");
-        let rest = standin.with(|s| s.requests.iter().filter(|r| r.path != "/graphql").count());
-        assert_eq!(received, rest, "every REST request went through Prism to the stand-in");
-    }
-}
-
-/// Runs [`Prism::assert_all_valid`] when Prism is in front.
-fn validated(prism: &Option<Prism>, standin: &StandIn) {
-    if let Some(prism) = prism {
-        prism.assert_all_valid(standin);
-    }
-}
-
-impl Drop for Prism {
-    fn drop(&mut self) {
-        if std::thread::panicking() {
-            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
-            let errors: Vec<&str> =
-                log.lines().filter(|l| l.contains('✖') || l.contains("Violation")).collect();
-            eprintln!("Prism's errors and violations:\n{}", errors.join("\n"));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
 
 /// A repository on branch `feature` off `main` (one commit of `app.py` = [`BASE`]).
 fn repo() -> tempfile::TempDir {
@@ -156,24 +74,6 @@ fn bot(root: &Path, event: &Path, api: &Api, token: &str, extra: &[&str]) -> Out
         .env("GITHUB_TOKEN", token)
         .output()
         .expect("sift runs")
-}
-
-/// Where a test's bot sends its requests: REST through Prism in front of the stand-in when
-/// Prism is installed (else to the stand-in itself), GraphQL (not in the REST description)
-/// straight to the stand-in.
-struct Api {
-    rest: String,
-    graphql: String,
-}
-
-impl Api {
-    fn direct(standin: &StandIn) -> Api {
-        Api { rest: standin.url(), graphql: format!("{}/graphql", standin.url()) }
-    }
-}
-
-fn through(prism: &Option<Prism>, standin: &StandIn) -> Api {
-    Api { rest: prism.as_ref().map_or_else(|| standin.url(), Prism::url), ..Api::direct(standin) }
 }
 
 /// The fingerprint in a bot comment's marker, and its state.

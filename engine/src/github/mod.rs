@@ -73,6 +73,8 @@ pub struct PullRequest {
     /// Whether the head is in another repository (a fork): GitHub gives such jobs no token
     /// that may write.
     pub fork: bool,
+    /// Its labels.
+    pub labels: Vec<String>,
 }
 
 impl PullRequest {
@@ -146,10 +148,17 @@ impl PullRequest {
             head: sha("head")?,
             fork: matches!((base_repo, head_repo), (Some(b), Some(h)) if b != h)
                 || (base_repo.is_some() && pr["head"]["repo"].is_null()),
+            labels: pr["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| l["name"].as_str().map(str::to_owned))
+                .collect(),
         })
     }
 
-    fn path(&self, rest: &str) -> String {
+    /// The REST path of `rest` in the pull request's repository.
+    pub fn path(&self, rest: &str) -> String {
         format!("/repos/{}/{}{rest}", self.owner, self.repo)
     }
 }
@@ -239,17 +248,7 @@ pub fn post(
         return Err(Error::NotTheHead { head, expected: pr.head.clone() });
     }
     let short: String = pr.head.chars().take(7).collect();
-    let login = match &options.settings.login {
-        Some(login) => login.clone(),
-        None => match client.get("/user", "say who the token is") {
-            Ok(user) => user["login"].as_str().unwrap_or(ACTIONS_LOGIN).to_owned(),
-            // Actions' token may not read /user (403); it posts as github-actions[bot].
-            Err(ApiError::Refused { status: 403, .. } | ApiError::NotFound { .. }) => {
-                ACTIONS_LOGIN.to_owned()
-            }
-            Err(e) => return Err(e.into()),
-        },
-    };
+    let login = login(client, &options.settings)?;
     let comments =
         client.get_all(&pr.path(&format!("/pulls/{}/comments", pr.number)), "list the comments")?;
     let reviews =
@@ -269,8 +268,7 @@ pub fn post(
         .filter(|s| matches!(s.why, Why::Dismissed { .. }))
         .map(|s| s.finding.fingerprint.clone())
         .collect();
-    let merge_base = crate::review::git::merge_base(root, &pr.base, &head)?;
-    let hunks = diff_hunks(root, &merge_base, &head)?;
+    let hunks = commentable(root, pr)?;
     let commentable = |path: &str, start: usize, end: usize| {
         hunks.get(path).is_some_and(|h| h.iter().any(|(a, b)| *a <= start && end <= *b))
     };
@@ -386,6 +384,32 @@ pub fn post(
         );
     }
     Ok(posted)
+}
+
+/// The login the bot posts as: `[github] login`, else the token's user, else (Actions' token
+/// may not read `/user`) `github-actions[bot]`.
+pub fn login(client: &Client, settings: &crate::config::GithubSettings) -> Result<String, Error> {
+    if let Some(login) = &settings.login {
+        return Ok(login.clone());
+    }
+    match client.get("/user", "say who the token is") {
+        Ok(user) => Ok(user["login"].as_str().unwrap_or(ACTIONS_LOGIN).to_owned()),
+        Err(ApiError::Refused { status: 403, .. } | ApiError::NotFound { .. }) => {
+            Ok(ACTIONS_LOGIN.to_owned())
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The lines of each file GitHub takes comments on: the right side of the hunks of the pull
+/// request's diff (its head against the merge-base with its base).
+pub fn commentable(
+    root: &Path,
+    pr: &PullRequest,
+) -> Result<BTreeMap<String, Vec<(usize, usize)>>, Error> {
+    let head = crate::review::git::head(root)?;
+    let merge_base = crate::review::git::merge_base(root, &pr.base, &head)?;
+    diff_hunks(root, &merge_base, &head)
 }
 
 /// Resolves on GitHub the threads whose comment this push marked fixed or dismissed, and

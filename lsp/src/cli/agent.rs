@@ -105,18 +105,10 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
             about.name
         );
     }
-    // Built before indexing, so that a bad [sandbox] fails at once.
-    let mut setup = Setup::new(&root, &config)?;
+    let (mut setup, workspace) = open_run(&root, &config)?;
     if args.allow_unsandboxed {
         setup = setup.with_approver(Box::new(FlagApproval));
     }
-
-    // The configuration is read once per run: the index and the model come from this one.
-    let every = sift_engine::index::UpdateOptions::default().commit_interval;
-    let console = super::progress::Terminal;
-    let index = open::index(&root, false, || Ok(config.update_options(every)?), &console)?;
-    let semantic = open::for_search_with(&index, config.embed()?, false, false, None, &console)?;
-    let workspace = Workspace::new(index, semantic)?.configured(&config, Front::CLI)?;
     let unsaved = BTreeMap::new();
 
     let cancel = Cancel::new();
@@ -165,6 +157,23 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
     let recorder = &workspace.recorder;
     let redactions = model.redactions();
     report(&args, &setup, recorder, &about.name, &finished.outcome, &options.budget, &redactions)
+}
+
+/// The agent's setup and workspace for a run at `root` (canonical) under `config`: the setup
+/// first, so that a bad `[sandbox]` fails before any indexing; then the index brought up to
+/// date and the model serving it (`sift agent`, `sift automate`).
+pub(super) fn open_run(
+    root: &std::path::Path,
+    config: &sift_engine::config::Config,
+) -> Result<(Setup, Workspace)> {
+    let setup = Setup::new(root, config)?;
+    // The configuration is read once per run: the index and the model come from this one.
+    let every = sift_engine::index::UpdateOptions::default().commit_interval;
+    let console = super::progress::Terminal;
+    let index = open::index(root, false, || Ok(config.update_options(every)?), &console)?;
+    let semantic = open::for_search_with(&index, config.embed()?, false, false, None, &console)?;
+    let workspace = Workspace::new(index, semantic)?.configured(config, Front::CLI)?;
+    Ok((setup, workspace))
 }
 
 /// Prints the outcome, applies it with `--apply`, and picks the exit code.

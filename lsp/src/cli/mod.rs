@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Args, Parser, Subcommand};
 
 mod agent;
+mod automate;
 mod ci;
 mod config;
 mod doctor;
@@ -55,6 +56,9 @@ enum Command {
     Review(review::ReviewArgs),
     /// Set up CI: the workflow that reviews every pull request and posts the review.
     Ci(ci::CiArgs),
+    /// The team's agent jobs (.sift/automations.toml): run those a pull request triggers, and
+    /// deliver their checked changes as suggestions or a patch.
+    Automate(automate::AutomateArgs),
     /// The review findings marked as wrong (list, dismiss, forget), and the record of fates
     /// (reject an agent run, export, clear).
     Feedback(feedback::FeedbackArgs),
@@ -147,6 +151,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval(args) => eval::run(args),
         Command::Review(args) => review::run(args),
         Command::Ci(args) => ci::run(args),
+        Command::Automate(args) => automate::run(args),
         Command::Feedback(args) => feedback::run(args),
         Command::Stats(args) => stats::run(args),
         Command::Config(args) => config::run(args),

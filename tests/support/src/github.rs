@@ -8,9 +8,12 @@
 use std::collections::{BTreeMap, VecDeque};
 use std::io::{BufReader, Write};
 use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use crate::guard::{Need, missing};
 
 use serde_json::{Value, json};
 
@@ -370,4 +373,111 @@ fn answer(s: &mut State, r: &Recorded, port: u16) -> (u16, Value) {
         }
         _ => not_found,
     }
+}
+
+/// Prism in front of `upstream`, validating requests against GitHub's description; `None`
+/// (the skip logged, or the test failed when Prism is required) when it is not installed.
+pub struct Prism {
+    child: Child,
+    port: u16,
+    log: tempfile::NamedTempFile,
+}
+
+impl Prism {
+    /// Starts it (the launcher `SIFT_PRISM` names: `run UPSTREAM PORT`) and waits until it
+    /// listens.
+    pub fn start(upstream: &str) -> Option<Prism> {
+        let Some(launcher) = std::env::var_os("SIFT_PRISM").filter(|v| !v.is_empty()) else {
+            missing(
+                Need::Prism,
+                "Prism and GitHub's OpenAPI description are not installed",
+                "scripts/test.sh installs them from npm into target/prism and sets SIFT_PRISM",
+            );
+            return None;
+        };
+        let port = free_port();
+        let log = tempfile::NamedTempFile::new().unwrap();
+        let child = Command::new(launcher)
+            .args([upstream, &port.to_string()])
+            .stdout(log.reopen().unwrap())
+            .stderr(log.reopen().unwrap())
+            .spawn()
+            .expect("the Prism launcher runs");
+        let prism = Prism { child, port, log };
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "Prism did not start within 120 s");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        Some(prism)
+    }
+
+    /// Its address.
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request Prism received validated against GitHub's description and went on to
+    /// the stand-in: none refused as invalid (422 `UNPROCESSABLE_ENTITY`), on a path or with a
+    /// method GitHub does not have, or answered with a response GitHub's description does not
+    /// allow; as many requests received as the stand-in saw.
+    pub fn assert_all_valid(&self, standin: &StandIn) {
+        let log = std::fs::read_to_string(self.log.path()).unwrap();
+        let received = log.lines().filter(|l| l.contains("Request received")).count();
+        for refusal in
+            ["UNPROCESSABLE_ENTITY", "VIOLATIONS", "NO_PATH_MATCHED", "NO_METHOD_MATCHED"]
+        {
+            let bad: Vec<&str> = log.lines().filter(|l| l.contains(refusal)).collect();
+            assert!(bad.is_empty(), "Prism refused requests: {bad:#?}");
+        }
+        assert!(received > 0, "Prism saw no request: {log}");
+        let rest = standin.with(|s| s.requests.iter().filter(|r| r.path != "/graphql").count());
+        assert_eq!(received, rest, "every REST request went through Prism to the stand-in");
+    }
+}
+
+/// Runs [`Prism::assert_all_valid`] when Prism is in front.
+pub fn validated(prism: &Option<Prism>, standin: &StandIn) {
+    if let Some(prism) = prism {
+        prism.assert_all_valid(standin);
+    }
+}
+
+impl Drop for Prism {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            let log = std::fs::read_to_string(self.log.path()).unwrap_or_default();
+            let errors: Vec<&str> =
+                log.lines().filter(|l| l.contains('✖') || l.contains("Violation")).collect();
+            eprintln!("Prism's errors and violations:\n{}", errors.join("\n"));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// Where a test's bot sends its requests: REST through Prism in front of the stand-in when
+/// Prism is installed (else to the stand-in itself), GraphQL (not in the REST description)
+/// straight to the stand-in.
+pub struct Api {
+    /// `GITHUB_API_URL`.
+    pub rest: String,
+    /// `GITHUB_GRAPHQL_URL`.
+    pub graphql: String,
+}
+
+impl Api {
+    /// The stand-in itself, for both.
+    pub fn direct(standin: &StandIn) -> Api {
+        Api { rest: standin.url(), graphql: format!("{}/graphql", standin.url()) }
+    }
+}
+
+/// REST through `prism` when there is one.
+pub fn through(prism: &Option<Prism>, standin: &StandIn) -> Api {
+    Api { rest: prism.as_ref().map_or_else(|| standin.url(), Prism::url), ..Api::direct(standin) }
 }
