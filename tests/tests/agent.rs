@@ -747,4 +747,14 @@ fn a_refused_edit_teaches_later_runs_until_its_code_changes() {
     drop(lsp);
     let notes = std::fs::read_dir(dir.path().join("repo/.sift/memory")).unwrap().count();
     assert_eq!(notes, 2, "the editor's lesson was kept too");
+    let kept = std::fs::read_dir(dir.path().join("repo/.sift/memory"))
+        .unwrap()
+        .flatten()
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .find(|n| n.contains("keep the max/min order"))
+        .unwrap();
+    assert!(
+        kept.contains("origin = \"lesson: agent run"),
+        "the editor's lesson says where it came from: {kept}"
+    );
 }

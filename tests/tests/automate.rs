@@ -121,7 +121,10 @@ fn a_job_suggests_its_checked_fix_once_and_a_pull_request_cannot_add_jobs() {
         err.contains("job fix-findings: check `python3 -m py_compile 'app.py'` passed"),
         "{err}"
     );
-    assert!(err.contains("check `test -z \"${GITHUB_TOKEN:-}\"` passed"), "the checks do not see the token: {err}");
+    assert!(
+        err.contains("check `test -z \"${GITHUB_TOKEN:-}\"` passed"),
+        "the checks do not see the token: {err}"
+    );
     assert!(err.contains("job fix-findings: 1 suggestion(s) posted"), "{err}");
     assert!(err.contains("job never-passes: a check failed: nothing delivered"), "{err}");
     let posted = suggestions(&standin);

@@ -107,7 +107,13 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
     }
 
     let config = super::load_config(&root, &[])?;
-    let model = llm_config::open(&config.model()?)?;
+    let model_config = config.model()?;
+    if model_config.backend.value == llm_config::Backend::Onnx {
+        eprintln!(
+            "note: the local base model is a pipeline demo that cannot do agent work; configure an OpenAI-compatible endpoint in [model] (see docs/agent.md)"
+        );
+    }
+    let model = llm_config::open(&model_config)?;
     let (setup, workspace) = super::agent::open_run(&root, &config)?;
     let (diff, files) = change_text(&root, base.as_deref())?;
     let findings = findings(&root, base.as_deref())?;

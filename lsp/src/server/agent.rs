@@ -328,6 +328,8 @@ impl Backend {
                     "cite": lesson.cites,
                     "text": lesson.text,
                     "title": lesson.title,
+                    "origin": lesson.origin,
+                    "scope": lesson.scope,
                 });
             }
         }

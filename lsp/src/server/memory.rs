@@ -146,7 +146,7 @@ impl Backend {
     pub(super) async fn memory_add(&self, args: &[Value]) -> Result<Value> {
         let bad = || {
             Error::invalid_params(
-                "sift.memory.add takes [{uri, range?, text, title?}] or [{uri, cite: [...], text, title?}]",
+                "sift.memory.add takes [{uri, range?, text, title?}] or [{uri, cite: [...], text, title?, origin?, scope?}]",
             )
         };
         let uri: Uri = arg(args, "uri")
@@ -166,6 +166,12 @@ impl Backend {
         };
         let text = arg(args, "text").and_then(Value::as_str).ok_or_else(bad)?.to_string();
         let title = arg(args, "title").and_then(Value::as_str).map(str::to_string);
+        // A lesson from `sift.agent.discard` says where it came from and what it is about.
+        let origin = arg(args, "origin").and_then(Value::as_str).map(str::to_string);
+        let scope: Vec<String> = arg(args, "scope")
+            .and_then(Value::as_array)
+            .map(|items| items.iter().filter_map(Value::as_str).map(str::to_string).collect())
+            .unwrap_or_default();
         let author = match arg(args, "author").and_then(Value::as_str) {
             Some("agent") => Author::Agent,
             _ => Author::User,
@@ -182,6 +188,8 @@ impl Backend {
             let draft = memory::Draft {
                 title: title.as_deref(),
                 author,
+                origin,
+                scope,
                 ..memory::Draft::new(&text, &specs)
             };
             let (note, path) = ws.add_note(&code, draft)?;
