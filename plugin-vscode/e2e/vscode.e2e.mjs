@@ -8,13 +8,15 @@
 // note from its code lens and from its row, verifies the stale one, deletes the other (after the
 // modal question) and writes one with Sift: Remember Selection; asks the agent (Sift: Ask Agent, against e2e/fake-openai.mjs, a scripted
 // OpenAI-compatible endpoint on 127.0.0.1): the Sift Agent view lists the steps, the diff editor
-// shows the proposal, Reject closes it, Retry proposes it again, Accept goes through VS Code's
+// shows the proposal, Reject closes it and then asks why (the reason typed, its lesson kept as a
+// memory note with Keep), Retry proposes it again, Accept goes through VS Code's
 // confirmation (Refactor Preview) into the buffer, nothing reaches the disk before that
 // confirmation; a second run is cancelled from its progress notification; a third proposes a
 // memory note, written only after Remember and the modal question; then it kills the
 // server to check that the extension restarts it.
 // Screenshots go to e2e/artifacts/ (search-results.png, search-opened.png, review.png,
-// agent-diff.png, agent-rejected.png, agent-preview.png, agent-applied.png, agent-running.png,
+// agent-diff.png, agent-reject-reason.png, agent-rejected.png (the lesson offer),
+// agent-lesson-kept.png, agent-preview.png, agent-applied.png, agent-running.png,
 // agent-cancelled.png, after-restart.png, memory-view.png, memory-opened.png, memory-verified.png,
 // memory-delete-confirm.png, memory-deleted.png, memory-remembered.png, agent-note-confirm.png,
 // agent-note-remembered.png, agent-outside-prompt.png, agent-outside-approved.png; failure.png
@@ -130,6 +132,8 @@ const enabled = process.env.SIFT_E2E_VSCODE === '1';
 
 const AGENT_OLD = 'return f"INV-{year}-{sequence:05d}"';
 const AGENT_NEW = 'return f"INV-{year}-{sequence:06d}"';
+// What the user types when rejecting the agent's change (its lesson is titled "Refused: …").
+const REJECT_REASON = 'the accounting import reads exactly five digits';
 const AGENT_SCRIPT = {
     tool: { name: 'edit', arguments: { path: 'billing/invoice.py', old_text: AGENT_OLD, new_text: AGENT_NEW } },
     final: 'Invoice numbers now have six digits.',
@@ -494,12 +498,47 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
         await shot('agent-diff.png');
         assert.ok(onDisk().includes(AGENT_OLD), 'nothing is written before Accept');
 
-        // Reject: the run is forgotten and its diff closed.
+        // Reject: the run is forgotten and its diff closed at once, before anything is asked;
+        // then an input box asks why (optional). The reason goes with sift.agent.discard, whose
+        // answer proposes a lesson (the change modified billing/invoice.py, an existing file):
+        // offered in a notification, written to .sift/memory/ only on Keep.
         const action = (label) => page.locator(`.sidebar .actions-container .action-label[aria-label^="${label}"]`).first();
+        const memoryDir = path.join(workspace, '.sift', 'memory');
+        const lessonFile = () => fs.readdirSync(memoryDir).find((f) => f.startsWith('refused-'));
         await action('Reject Agent Change').click();
         await viewRow(/^Rejected/).waitFor({ timeout: 15000 });
         await diffTab.waitFor({ state: 'detached', timeout: 15000 });
+        const reasonBox = page.locator('.quick-input-widget', { hasText: 'Escape, rejects without a reason' });
+        await reasonBox.waitFor({ state: 'visible', timeout: 15000 });
+        assert.match(text(await reasonBox.textContent()), /why\? \(optional\)/);
+        await taskInput.fill(REJECT_REASON);
+        await page.waitForTimeout(300);
+        await shot('agent-reject-reason.png');
+        await page.keyboard.press('Enter');
+        await reasonBox.waitFor({ state: 'hidden', timeout: 15000 });
+        const lessonToast = page.locator('.notifications-toasts .notification-toast', { hasText: 'Keep the lesson as a memory note?' });
+        await lessonToast.waitFor({ timeout: 20000 });
+        const offer = text(await lessonToast.locator('.notification-list-item-message').textContent());
+        t.diagnostic(`lesson offer: ${offer}`);
+        assert.match(offer, /Later agent runs about that code get it\./);
+        assert.match(offer, new RegExp(`Refused: ${REJECT_REASON}.*citing billing/invoice\\.py:20-20`));
+        await page.waitForTimeout(800);
         await shot('agent-rejected.png');
+        assert.equal(lessonFile(), undefined, 'no lesson is written before Keep');
+        await lessonToast.locator('.monaco-button', { hasText: /^Keep$/ }).click();
+        const keptDeadline = Date.now() + 15000;
+        while (lessonFile() === undefined && Date.now() < keptDeadline) await new Promise((r) => setTimeout(r, 200));
+        assert.ok(lessonFile(), `a lesson note in .sift/memory/: ${fs.readdirSync(memoryDir).join(', ')}`);
+        const lessonNote = fs.readFileSync(path.join(memoryDir, lessonFile()), 'utf8');
+        t.diagnostic(`lesson kept: ${lessonFile()}`);
+        assert.match(lessonNote, new RegExp(`title = "Refused: ${REJECT_REASON}"`));
+        assert.match(lessonNote, new RegExp(`was refused: ${REJECT_REASON}`));
+        assert.match(lessonNote, /billing\/invoice\.py/);
+        await page.locator('.notifications-toasts .notification-toast', { hasText: /sift memory: wrote refused-.*citing billing\/invoice\.py:20-20/ }).waitFor({ timeout: 15000 });
+        // The Memory view is read again: the lesson is there, fresh.
+        await page.locator('.sidebar .monaco-list-row', { hasText: new RegExp(`^Refused: ${REJECT_REASON}.*fresh`) }).first().waitFor({ timeout: 15000 });
+        await page.waitForTimeout(300);
+        await shot('agent-lesson-kept.png');
 
         // Retry: the same task again proposes the same change.
         await action('Retry Agent Task').click();
@@ -569,7 +608,6 @@ test('VS Code (code-server): install the .vsix, search, open the right file', { 
 
         // A memory note the agent proposes is listed in the Agent view and written only after
         // Remember and the modal question; then the Memory view shows it, the agent's.
-        const memoryDir = path.join(workspace, '.sift', 'memory');
         const agentNoteFile = () => fs.readdirSync(memoryDir).find((f) => f.startsWith('invoice-numbers-carry-the-year'));
         await page.keyboard.press('Escape');
         await runCommand('Sift: Ask Agent');

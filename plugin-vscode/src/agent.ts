@@ -3,7 +3,7 @@
 // messages. All the agent's logic is in the server (docs/lsp.md, `sift/agent`); this module only
 // presents what the server sends. Pure, so it is unit-tested.
 
-import type { AgentApplyResult, AgentEvent, AgentFile, AgentParams, AgentResult } from './protocol';
+import type { AgentApplyResult, AgentDiscardArgs, AgentEvent, AgentFile, AgentParams, AgentResult } from './protocol';
 
 /** What the user asked for and how. */
 export interface AgentRequest {
@@ -443,6 +443,26 @@ export function appliedMessage(answer: AgentApplyResult | null | undefined): { o
     }
     const why = answer?.failureReason ?? 'the editor did not apply the change';
     return { ok: false, text: `sift agent: not applied: ${why}` };
+}
+
+/**
+ * The input box that Reject opens once the run is discarded and its diffs are closed: the
+ * reason is optional, and Escape, an empty answer or clicking elsewhere rejects without one.
+ */
+export const REJECT_REASON_INPUT = {
+    title: 'Sift: Reject Agent Change: why? (optional)',
+    prompt: 'Rejected. Why? sift records the reason and may propose a lesson for later runs. Optional: Enter with nothing, or Escape, rejects without a reason.',
+    placeHolder: 'Optional, e.g. the accounting import reads exactly five digits',
+} as const;
+
+/**
+ * `sift.agent.discard`'s argument for run `id` refused for `reason`: the reason trimmed, and
+ * left out when there is none (Escape, an empty or blank answer, or a discard the user did not
+ * ask for: a new run replacing a proposal).
+ */
+export function discardArgs(id: string, reason?: string | null): AgentDiscardArgs {
+    const why = typeof reason === 'string' ? reason.trim() : '';
+    return why === '' ? { id } : { id, reason: why };
 }
 
 /** The URI scheme of the diff editor's two sides. */

@@ -1,8 +1,9 @@
 // The agent in VS Code: *Sift: Ask Agent* sends `sift/agent` with a cancellable progress
 // notification, the Sift Agent view lists the steps as they arrive (partial results) and then the
 // proposed files, a file opens VS Code's diff editor (two virtual documents), and Accept / Reject /
-// Retry run `sift.agent.apply`, `sift.agent.discard` or the same task again. Everything the agent
-// does happens in the server; what is shown comes from src/agent.ts.
+// Retry run `sift.agent.apply`, `sift.agent.discard` or the same task again. Reject then asks for
+// an optional reason, sent with the discard; a lesson in the answer is offered as a memory note.
+// Everything the agent does happens in the server; what is shown comes from src/agent.ts.
 
 import * as vscode from 'vscode';
 import { ExecuteCommandRequest, ProgressType, WorkDoneProgress, type LanguageClient, type WorkDoneProgressReport } from 'vscode-languageclient/node';
@@ -10,11 +11,13 @@ import { ExecuteCommandRequest, ProgressType, WorkDoneProgress, type LanguageCli
 import {
     AgentRun,
     DOC_SCHEME,
+    REJECT_REASON_INPUT,
     agentParams,
     appliedMessage,
     attemptPath,
     parseAttemptPath,
     diffTitle,
+    discardArgs,
     docPath,
     failureText,
     finishedMessage,
@@ -30,6 +33,8 @@ import {
     CMD_AGENT_APPLY,
     CMD_AGENT_DISCARD,
     type AgentApplyResult,
+    type AgentDiscardArgs,
+    type AgentDiscardResult,
     type AgentPartial,
     type AgentResult,
 } from './protocol';
@@ -339,17 +344,17 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         });
     }
 
-    /** Tells the server to forget a proposal the user neither accepted nor rejected. */
+    /** Tells the server to forget a proposal the user neither accepted nor rejected (no reason). */
     private async forgetProposal(client: LanguageClient): Promise<void> {
         const old = this.run;
         if (old?.state === 'proposed' && old.result) {
             old.state = 'discarded';
-            await this.execute(client, CMD_AGENT_DISCARD, old.result.id).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
+            await this.execute(client, CMD_AGENT_DISCARD, discardArgs(old.result.id)).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
         }
     }
 
-    private execute<R>(client: LanguageClient, command: string, id: string): Promise<R> {
-        return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [{ id }] }) as Promise<R>;
+    private execute<R>(client: LanguageClient, command: string, arg: { id: string } | AgentDiscardArgs): Promise<R> {
+        return client.sendRequest(ExecuteCommandRequest.type, { command, arguments: [arg] }) as Promise<R>;
     }
 
     private async accept(): Promise<void> {
@@ -368,7 +373,7 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         this.view.message = CONFIRM_HINT;
         const hint = vscode.window.setStatusBarMessage(`$(info) ${CONFIRM_HINT}`);
         try {
-            answer = await this.execute<AgentApplyResult>(client, CMD_AGENT_APPLY, run.result.id);
+            answer = await this.execute<AgentApplyResult>(client, CMD_AGENT_APPLY, { id: run.result.id });
         } catch (error) {
             answer = { applied: false, failureReason: error instanceof Error ? error.message : String(error) };
         } finally {
@@ -398,19 +403,40 @@ export class AgentController implements vscode.TreeDataProvider<Row>, vscode.Tex
         }
     }
 
+    /**
+     * Reject: the run is discarded and its diffs closed at once; then an input box asks why
+     * (optional: Escape, an empty answer or focus elsewhere is no reason), and
+     * `sift.agent.discard` is sent with the reason. When its answer carries a lesson (a reason,
+     * and a change to an existing file), the user is offered to keep it as a memory note.
+     */
     private async reject(): Promise<void> {
         const run = this.run;
         if (run?.state !== 'proposed' || run.result === undefined) {
             return;
         }
+        const id = run.result.id;
         const client = await this.client();
         run.state = 'discarded';
         this.refresh();
-        if (client !== undefined) {
-            await this.execute(client, CMD_AGENT_DISCARD, run.result.id).catch((e) => this.output.warn(`sift.agent.discard: ${String(e)}`));
-        }
         // Close the diff editors of this run: they show a change that no longer exists.
         await this.closeDiffs();
+        if (client === undefined) {
+            return;
+        }
+        // No ignoreFocusOut: looking elsewhere means no reason, and the discard goes out then.
+        const reason = await vscode.window.showInputBox({ ...REJECT_REASON_INPUT });
+        const args = discardArgs(id, reason);
+        let answer: AgentDiscardResult | null | undefined;
+        try {
+            answer = await this.execute<AgentDiscardResult | null>(client, CMD_AGENT_DISCARD, args);
+        } catch (e) {
+            this.output.warn(`sift.agent.discard: ${String(e)}`);
+            return;
+        }
+        this.output.info(`sift.agent.discard: run ${id} rejected${args.reason === undefined ? ' without a reason' : ' with a reason'}${answer?.lesson ? '; a lesson is proposed' : ''}`);
+        if (answer?.lesson) {
+            void this.memory.offerLesson(answer.lesson);
+        }
     }
 
     /** Remember on a proposed note: written (sift.memory.add) only once the user confirms. */

@@ -5,7 +5,7 @@
 // module only presents them. Pure, so it is unit-tested.
 
 import { isUnknownCommand } from './features';
-import type { MemoryAddArgs, MemoryAddResult, MemoryNote, NoteCitation, ProposedNote, Range } from './protocol';
+import type { AgentLesson, MemoryAddArgs, MemoryAddResult, MemoryNote, NoteCitation, ProposedNote, Range } from './protocol';
 
 /** A row of the Sift Memory view, as plain data (memoryView.ts makes a vscode.TreeItem of it). */
 export interface MemoryRow {
@@ -154,6 +154,34 @@ export function proposedAddArgs(note: ProposedNote, rootUri: string): MemoryAddA
         args.title = note.title;
     }
     return args;
+}
+
+/**
+ * `sift.memory.add` for the lesson of a run rejected with a reason (the `lesson` of
+ * `sift.agent.discard`'s answer), once the user keeps it: that object as it came, its one
+ * argument. Undefined when the answer carries none, or nothing `sift.memory.add` could take (no
+ * `uri` or no text); `cite` keeps only strings.
+ */
+export function lessonAddArgs(lesson: unknown): Extract<MemoryAddArgs, { cite: string[] }> | undefined {
+    if (typeof lesson !== 'object' || lesson === null) {
+        return undefined;
+    }
+    const l = lesson as Partial<Record<keyof AgentLesson, unknown>>;
+    if (typeof l.uri !== 'string' || l.uri === '' || typeof l.text !== 'string' || l.text.trim() === '') {
+        return undefined;
+    }
+    const cite = Array.isArray(l.cite) ? l.cite.filter((c): c is string => typeof c === 'string') : [];
+    const args: Extract<MemoryAddArgs, { cite: string[] }> = { ...(lesson as object), uri: l.uri, cite, text: l.text };
+    if (typeof l.title !== 'string' || l.title.trim() === '') {
+        delete args.title;
+    }
+    return args;
+}
+
+/** The offer after a rejection with a reason, to keep its lesson (the button is Keep). */
+export function lessonQuestion(lesson: { title?: string; cite: string[] }): string {
+    const about = [lesson.title ? `“${lesson.title}”` : '', lesson.cite.length > 0 ? `citing ${lesson.cite.join(', ')}` : ''].filter((x) => x !== '');
+    return `Keep the lesson as a memory note? Later agent runs about that code get it.${about.length > 0 ? ` (${about.join(', ')})` : ''}`;
 }
 
 /** The message after `sift.memory.add`. */

@@ -1,7 +1,8 @@
 // Memory notes in VS Code: the Sift Memory view lists the notes that `sift.memory.list` answers
 // (fresh first, stale ones flagged with the reason), a note opens its .sift/memory/<slug>.md,
 // and Remember Selection / Verify / Delete run `sift.memory.add`, `sift.memory.verify` and
-// `sift.memory.delete`. The code lens's `sift.memory.show` opens the notes it names. The view is
+// `sift.memory.delete`; Keep on the lesson of an agent run rejected with a reason runs
+// `sift.memory.add` too. The code lens's `sift.memory.show` opens the notes it names. The view is
 // read again after each of these, when indexing ends, when a note file changes on disk, and when
 // the server rewrites .sift/memory-state.json (a note's state changed after an index update). What is shown comes from src/memory.ts.
 
@@ -12,6 +13,8 @@ import { COMMANDS, MEMORY_VIEW } from './commands';
 import {
     addedMessage,
     deleteQuestion,
+    lessonAddArgs,
+    lessonQuestion,
     memoryError,
     noteFile,
     noteRows,
@@ -211,6 +214,24 @@ export class MemoryController implements vscode.TreeDataProvider<MemoryRow>, vsc
             return false;
         }
         return this.add(proposedAddArgs(note, rootUri));
+    }
+
+    /**
+     * Offers to keep the lesson of a run rejected with a reason (the `lesson` of
+     * `sift.agent.discard`'s answer): a notification with Keep; on Keep, `sift.memory.add` with
+     * the lesson as its one argument, and the view is read again. Nothing is written otherwise.
+     * False when there was no lesson or it was not kept.
+     */
+    async offerLesson(lesson: unknown): Promise<boolean> {
+        const args = lessonAddArgs(lesson);
+        if (args === undefined) {
+            return false;
+        }
+        const choice = await vscode.window.showInformationMessage(lessonQuestion(args), 'Keep');
+        if (choice !== 'Keep') {
+            return false;
+        }
+        return this.add(args);
     }
 
     private async add(args: MemoryAddArgs): Promise<boolean> {

@@ -172,6 +172,34 @@ export interface AgentApplyResult {
     failureReason?: string;
 }
 
+/** `sift.agent.discard` arguments: the run, and why the user refused it (absent: no reason). */
+export interface AgentDiscardArgs {
+    id: string;
+    reason?: string;
+}
+
+/**
+ * A lesson from a refused run: a memory note citing the code the change would have rewritten,
+ * exactly the argument object of `sift.memory.add` (sent only when the user keeps it).
+ */
+export interface AgentLesson {
+    /** The file (in the run's workspace folder) the note is written for. */
+    uri: string;
+    /** Citation specs, `PATH:LINES` of the code as it is. */
+    cite: string[];
+    text: string;
+    /** `Refused: <reason>`. */
+    title: string;
+}
+
+/** The answer to `sift.agent.discard`. */
+export interface AgentDiscardResult {
+    /** Whether the server still had the run. */
+    discarded: boolean;
+    /** With a reason, when the change modified an existing file: the proposed lesson. */
+    lesson?: AgentLesson;
+}
+
 // ---- memory notes (docs/lsp.md, "Memory notes" and the sift.memory.* commands) ----------------
 
 /** A note's state: `moved` is fresh (its code is elsewhere); `unchecked` before the first check. */
@@ -245,10 +273,11 @@ export const MIRRORED: Record<string, string> = {
     'sift.embeddings.resume': 'Sift: Resume Embedding',
     'sift/agent': 'Sift: Ask Agent (progress notification, steps and proposed files in the Sift Agent view, diffs in the diff editor)',
     'sift.agent.apply': 'Accept in the Sift Agent view or the notification (the server sends workspace/applyEdit; VS Code asks for confirmation)',
-    'sift.agent.discard': 'Reject in the Sift Agent view or the notification (and when a new run replaces a proposal)',
+    'sift.agent.discard':
+        'Reject in the Sift Agent view or the notification, then an optional reason (input box); a lesson in the answer is offered as a memory note (Keep). Without a reason when a new run replaces a proposal',
     'sift.memory.list': 'the Sift Memory view (fresh notes first, stale ones flagged with the reason); hover and code lens work through vscode-languageclient',
     'sift.memory.show': 'the code lens command: the extension intercepts it (middleware), runs it and opens the note (several: a quick pick)',
-    'sift.memory.add': 'Sift: Remember Selection (editor context menu, view title), and Remember on a note the agent proposed in the Sift Agent view (after a modal confirmation)',
+    'sift.memory.add': 'Sift: Remember Selection (editor context menu, view title), Remember on a note the agent proposed in the Sift Agent view (after a modal confirmation), and Keep on the lesson of a run rejected with a reason',
     'sift.memory.verify': 'Verify on a note of the Sift Memory view',
     'sift.memory.delete': 'Delete on a note of the Sift Memory view (after a modal confirmation)',
 };

@@ -6,9 +6,11 @@ import { test } from 'node:test';
 
 import {
     AgentRun,
+    REJECT_REASON_INPUT,
     agentParams,
     appliedMessage,
     diffTitle,
+    discardArgs,
     docPath,
     failureText,
     finishedMessage,
@@ -55,6 +57,27 @@ test('agentParams: a trimmed task, the folder, best-of-N and steps only when mea
     assert.deepEqual(agentParams({ task: 't', root: 'file:///repo', n: 3, maxSteps: 12.7 }), { task: 't', root: 'file:///repo', n: 3, maxSteps: 12 });
     assert.deepEqual(agentParams({ task: 't', n: 1, maxSteps: 0 }), { task: 't' });
     assert.equal(agentParams({ task: 't', n: 50 })!.n, 8);
+});
+
+test('discardArgs: the run id, and the reason trimmed only when there is one', () => {
+    assert.deepEqual(discardArgs('1764639000-4242', '  the import reads five digits \n'), { id: '1764639000-4242', reason: 'the import reads five digits' });
+    // Escape (undefined), an empty or blank answer, and discards nobody asked a reason for.
+    assert.deepEqual(discardArgs('r1', undefined), { id: 'r1' });
+    assert.deepEqual(discardArgs('r1', ''), { id: 'r1' });
+    assert.deepEqual(discardArgs('r1', ' \t\n '), { id: 'r1' });
+    assert.deepEqual(discardArgs('r1', null), { id: 'r1' });
+    assert.deepEqual(discardArgs('r1'), { id: 'r1' });
+    assert.equal('reason' in discardArgs('r1', '  '), false, 'no empty reason is sent');
+    // A reason of several lines is kept whole (the server titles the lesson with its first line).
+    assert.deepEqual(discardArgs('r1', 'first\nsecond '), { id: 'r1', reason: 'first\nsecond' });
+});
+
+test('the reject reason input box says the reason is optional and how to give none', () => {
+    assert.match(REJECT_REASON_INPUT.prompt, /Optional/);
+    assert.match(REJECT_REASON_INPUT.prompt, /Escape/);
+    assert.match(REJECT_REASON_INPUT.prompt, /without a reason/);
+    assert.match(REJECT_REASON_INPUT.placeHolder, /^Optional/);
+    assert.equal('ignoreFocusOut' in REJECT_REASON_INPUT, false, 'focus elsewhere is no reason');
 });
 
 test('events become steps with their tool calls, each call with its result', () => {

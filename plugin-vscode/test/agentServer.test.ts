@@ -2,7 +2,8 @@
 // OpenAI-compatible endpoint on 127.0.0.1 (e2e/fake-openai.mjs): `sift/agent` with work-done
 // progress and partial results, the result the view shows, `sift.agent.apply` (a
 // `workspace/applyEdit` whose edits need confirmation; nothing written to disk), a file changed
-// on disk meanwhile, `sift.agent.discard`, and cancellation. Skipped when no sift binary is found
+// on disk meanwhile, `sift.agent.discard` (with a reason: the lesson it answers, kept with
+// `sift.memory.add` exactly as the extension sends it), and cancellation. Skipped when no sift binary is found
 // or when this sift's language server has no agent yet (it does not advertise sift.agent.apply).
 
 import assert from 'node:assert/strict';
@@ -12,9 +13,20 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { after, before, test } from 'node:test';
 
-import { AgentRun } from '../src/agent';
+import { AgentRun, discardArgs } from '../src/agent';
 import { advertises } from '../src/features';
-import { AGENT_METHOD, CMD_AGENT_APPLY, CMD_AGENT_DISCARD, type AgentApplyResult, type AgentEvent, type AgentResult } from '../src/protocol';
+import { lessonAddArgs } from '../src/memory';
+import {
+    AGENT_METHOD,
+    CMD_AGENT_APPLY,
+    CMD_AGENT_DISCARD,
+    CMD_MEMORY_ADD,
+    type AgentApplyResult,
+    type AgentDiscardResult,
+    type AgentEvent,
+    type AgentResult,
+    type MemoryAddResult,
+} from '../src/protocol';
 import { serverLaunch } from '../src/settings';
 import { LspClient, type RpcError } from './lspClient';
 import { PLUGIN, fixtureCopy, siftBinary } from './paths';
@@ -216,6 +228,47 @@ test('sift.agent.discard forgets the run', async (t) => {
         error = e as RpcError;
     }
     assert.ok(error !== undefined || applied?.applied === false, 'a discarded run was applied');
+});
+
+test('sift.agent.discard with a reason answers a lesson, which sift.memory.add keeps as a note', async (t) => {
+    if (skip) {
+        t.skip(skip);
+        return;
+    }
+    // Without a reason (Escape in the input box): refused, no lesson.
+    const plain = await runAgent('4');
+    const none = await client.request<AgentDiscardResult>('workspace/executeCommand', { command: CMD_AGENT_DISCARD, arguments: [discardArgs(plain.id, '  ')] });
+    assert.deepEqual(none, { discarded: true });
+
+    const result = await runAgent('5');
+    assert.equal(result.files[0]?.kind, 'modify', 'the lesson needs a change to an existing file');
+    const answer = await client.request<AgentDiscardResult>('workspace/executeCommand', {
+        command: CMD_AGENT_DISCARD,
+        arguments: [discardArgs(result.id, ' the accounting import reads exactly five digits ')],
+    });
+    t.diagnostic(`discard: ${JSON.stringify(answer)}`);
+    assert.equal(answer.discarded, true);
+    const lesson = answer.lesson;
+    assert.ok(lesson, 'a reason and a modified file: a lesson');
+    assert.equal(lesson.uri, pathToFileURL(path.join(root, 'billing', 'invoice.py')).href);
+    assert.equal(lesson.title, 'Refused: the accounting import reads exactly five digits');
+    assert.match(lesson.text, /was refused: the accounting import reads exactly five digits/);
+    const line = invoice().split('\n').findIndex((l) => l.includes(OLD)) + 1;
+    assert.deepEqual(lesson.cite, [`billing/invoice.py:${line}-${line}`]);
+    // The run is gone: a second discard finds nothing (and proposes nothing).
+    const again = await client.request<AgentDiscardResult>('workspace/executeCommand', { command: CMD_AGENT_DISCARD, arguments: [discardArgs(result.id, 'again')] });
+    assert.deepEqual(again, { discarded: false });
+
+    // Keep: the lesson, as it came, is sift.memory.add's one argument.
+    const args = lessonAddArgs(lesson);
+    assert.deepEqual(args, lesson);
+    const added = await client.request<MemoryAddResult>('workspace/executeCommand', { command: CMD_MEMORY_ADD, arguments: [args] });
+    t.diagnostic(`added: ${JSON.stringify(added)}`);
+    assert.deepEqual(added.cites, lesson.cite);
+    const note = fs.readFileSync(added.path, 'utf8');
+    assert.equal(path.dirname(added.path), path.join(root, '.sift', 'memory'));
+    assert.match(note, /title = "Refused: the accounting import reads exactly five digits"/);
+    assert.match(note, /was refused: the accounting import reads exactly five digits/);
 });
 
 test('$/cancelRequest stops a run', async (t) => {

@@ -11,6 +11,8 @@ import {
     addedMessage,
     citationTarget,
     deleteQuestion,
+    lessonAddArgs,
+    lessonQuestion,
     memoryError,
     noteFile,
     noteRows,
@@ -158,6 +160,35 @@ test('sift.memory.add for a proposed note: the note as the agent result carried 
     assert.deepEqual(odd.cite, ['a.py']);
     const untitled = proposedAddArgs({ ...proposed, title: ' ' }, 'file:///repo');
     assert.equal('title' in untitled, false, 'a blank title is left to the server (it derives one)');
+});
+
+const lesson = {
+    uri: 'file:///repo/billing/invoice.py',
+    cite: ['billing/invoice.py:21-21'],
+    text: 'An agent change to `billing/invoice.py` (asked: "make invoice numbers six digits") was refused: the import reads five digits',
+    title: 'Refused: the import reads five digits',
+};
+
+test("sift.memory.add for a rejected run's lesson: the lesson object as sift.agent.discard answered it", () => {
+    assert.deepEqual(lessonAddArgs(lesson), lesson);
+    assert.notEqual(lessonAddArgs(lesson), lesson, 'a copy: the answer is not changed');
+    // Fields the server may add later go along: the lesson is the argument object.
+    assert.deepEqual(lessonAddArgs({ ...lesson, author: 'user' }), { ...lesson, author: 'user' });
+    // Nothing sift.memory.add could take: no lesson at all, no uri, no text.
+    for (const bad of [undefined, null, 'x', 3, {}, { ...lesson, uri: '' }, { ...lesson, uri: 7 }, { ...lesson, text: '  ' }, { cite: lesson.cite, text: lesson.text }]) {
+        assert.equal(lessonAddArgs(bad), undefined, JSON.stringify(bad));
+    }
+    assert.deepEqual(lessonAddArgs({ ...lesson, cite: ['a.py:1-2', 4] })!.cite, ['a.py:1-2']);
+    assert.deepEqual(lessonAddArgs({ ...lesson, cite: undefined })!.cite, []);
+    assert.equal('title' in lessonAddArgs({ ...lesson, title: ' ' })!, false, 'a blank title is left to the server');
+});
+
+test('the offer to keep a lesson', () => {
+    assert.equal(
+        lessonQuestion(lesson),
+        'Keep the lesson as a memory note? Later agent runs about that code get it. (“Refused: the import reads five digits”, citing billing/invoice.py:21-21)',
+    );
+    assert.equal(lessonQuestion({ cite: [] }), 'Keep the lesson as a memory note? Later agent runs about that code get it.');
 });
 
 test('messages and questions', () => {
