@@ -190,6 +190,35 @@ impl Job {
     }
 }
 
+/// The change a job works on, and its diff: the head against the merge-base with `base` (a
+/// pull request's), else the working tree against `HEAD`. Labels are the caller's to add.
+pub fn change(root: &Path, base: Option<&str>) -> Result<(String, Change), String> {
+    use crate::review::git;
+    let from = match base {
+        Some(base) => {
+            let head = git::head(root).map_err(|e| e.to_string())?;
+            git::merge_base(root, base, &head).map_err(|e| e.to_string())?
+        }
+        None => "HEAD".to_owned(),
+    };
+    let run = |args: &[&str]| -> Result<String, String> {
+        git::git(root, args)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+            .map_err(|e| e.to_string())
+    };
+    let diff = run(&["diff", "--no-color", "--no-ext-diff", &from])?;
+    let files =
+        run(&["diff", "--name-only", "--no-color", &from])?.lines().map(str::to_owned).collect();
+    let changed_lines = diff
+        .lines()
+        .filter(|l| {
+            (l.starts_with('+') && !l.starts_with("+++"))
+                || (l.starts_with('-') && !l.starts_with("---"))
+        })
+        .count();
+    Ok((diff, Change { files, labels: Vec::new(), changed_lines }))
+}
+
 /// The most characters of the diff a task is given.
 const MAX_DIFF: usize = 20_000;
 

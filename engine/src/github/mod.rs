@@ -328,7 +328,7 @@ pub fn post(
             "commit_id": pr.head,
             "body": body,
             "event": "COMMENT",
-            "comments": plan.post,
+            "comments": plan.post.iter().map(threads::comment).collect::<Vec<_>>(),
         });
         let path = pr.path(&format!("/pulls/{}/reviews", pr.number));
         let answer = match client.post(&path, &review, "post the review") {
@@ -338,17 +338,7 @@ pub fn post(
                     "GitHub would not take the inline comments ({message}); they are in the review's body"
                 ));
                 let mut all = plan.clone();
-                let inline: BTreeSet<&str> = plan
-                    .post
-                    .iter()
-                    .filter_map(|c| threads::fingerprint_of(c["body"].as_str().unwrap_or("")))
-                    .collect();
-                all.in_body = items
-                    .iter()
-                    .filter(|i| inline.contains(i.finding.fingerprint.as_str()))
-                    .cloned()
-                    .chain(plan.in_body.iter().cloned())
-                    .collect();
+                all.in_body = plan.post.iter().chain(&plan.in_body).cloned().collect();
                 all.post.clear();
                 let body = threads::review_body(&all, &short, new);
                 client.post(
@@ -367,13 +357,8 @@ pub fn post(
             }
         };
         posted.review = answer.as_ref().and_then(|a| a["id"].as_u64());
-        let shown: BTreeSet<String> = plan
-            .post
-            .iter()
-            .filter_map(|c| threads::fingerprint_of(c["body"].as_str().unwrap_or("")))
-            .map(str::to_owned)
-            .chain(plan.in_body.iter().map(|i| i.finding.fingerprint.clone()))
-            .collect();
+        let shown: BTreeSet<&str> =
+            plan.post.iter().chain(&plan.in_body).map(|i| i.finding.fingerprint.as_str()).collect();
         crate::review::record_shown(
             recorder,
             reviewed

@@ -220,13 +220,6 @@ fn parse_marker(body: &str) -> Option<Marker> {
     Some(Marker { fingerprint, rule, state })
 }
 
-/// The fingerprint in a body's marker.
-pub fn fingerprint_of(body: &str) -> Option<&str> {
-    let at = body.rfind(MARKER)?;
-    let inner = body[at + MARKER.len()..].split("-->").next()?;
-    inner.split_whitespace().find_map(|f| f.strip_prefix("fingerprint=")).filter(|f| !f.is_empty())
-}
-
 /// The state in a body's marker.
 pub fn state_of(body: &str) -> Option<State> {
     parse_marker(body).map(|m| m.state)
@@ -282,8 +275,9 @@ fn dismissed_body(comment: &BotComment, by: &str) -> String {
 /// What this push does to the pull request's threads.
 #[derive(Debug, Default, Clone, PartialEq)]
 pub struct Plan {
-    /// New inline comments (GitHub's `comments[]` items of the review), most important first.
-    pub post: Vec<Value>,
+    /// New findings to comment on inline, most important first ([`comment`] makes each one's
+    /// `comments[]` item of the review).
+    pub post: Vec<ReportItem>,
     /// New findings that go in the review's body: on lines outside the diff (GitHub refuses
     /// comments there), or beyond the comment limit.
     pub in_body: Vec<ReportItem>,
@@ -383,9 +377,7 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         let (start, end) = anchor(item);
         if (inputs.commentable)(&f.path, start, end) {
             if plan.post.len() < inputs.max_comments {
-                let mut comment = github_comment(item);
-                comment["body"] = open_body(item, None).into();
-                plan.post.push(comment);
+                plan.post.push(item.clone());
             } else {
                 plan.over_limit += 1;
                 plan.in_body.push(item.clone());
@@ -395,6 +387,14 @@ pub fn plan(inputs: &Inputs<'_>) -> Plan {
         }
     }
     plan
+}
+
+/// The inline comment of a new finding (GitHub's `comments[]` item of a review), with its
+/// marker.
+pub fn comment(item: &ReportItem) -> Value {
+    let mut comment = github_comment(item);
+    comment["body"] = open_body(item, None).into();
+    comment
 }
 
 /// The lines a finding's comment is on: its fix's, else its own.
@@ -552,7 +552,7 @@ mod tests {
         let comments = [bot(10, &a), bot(11, &b)];
         let second = run(&[b.clone(), c.clone()], &comments, &BTreeMap::new());
         assert_eq!(second.post.len(), 1);
-        assert!(second.post[0]["body"].as_str().unwrap().contains("fingerprint=cccc"));
+        assert!(comment(&second.post[0])["body"].as_str().unwrap().contains("fingerprint=cccc"));
         assert_eq!(second.edit.len(), 1, "only a's comment changes: {:?}", second.edit);
         assert_eq!(second.edit[0].0, 10);
         assert!(second.edit[0].1.starts_with("✅ Fixed in `abc1234`"));

@@ -65,9 +65,15 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
         ),
         (false, None) => None,
     };
+    // The change the jobs work on, read once: the pull request's, else the working tree's.
+    let base = job.as_ref().map(|ci| ci.pr.base.clone());
+    let (diff, mut change) = automate::change(&root, base.as_deref()).map_err(|e| anyhow!(e))?;
+    if let Some(ci) = &job {
+        change.labels = ci.pr.labels.clone();
+    }
     // The jobs: the base revision's on a pull request (its own edits are reported), else the
     // working tree's, by name.
-    let (jobs, base): (Vec<Job>, Option<String>) = match &job {
+    let jobs: Vec<Job> = match &job {
         Some(ci) => {
             let found = Jobs::for_pull_request(&root, &ci.pr.base).map_err(|e| anyhow!(e))?;
             for name in &found.changed {
@@ -75,17 +81,13 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
                     "not run: job {name} is added or changed by this pull request (a job runs once it is in the base branch)"
                 );
             }
-            let change = pull_request_change(&root, &ci.pr)?;
-            let chosen = found
+            found
                 .jobs
                 .jobs
                 .into_iter()
                 .filter(|j| args.job.as_ref().is_none_or(|n| *n == j.name))
-                .filter(|j| {
-                    j.matches(&automate::Change { labels: ci.pr.labels.clone(), ..change.clone() })
-                })
-                .collect();
-            (chosen, Some(ci.pr.base.clone()))
+                .filter(|j| j.matches(&change))
+                .collect()
         }
         None => {
             let Some(name) = &args.job else {
@@ -98,7 +100,7 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
                 .get(name)
                 .cloned()
                 .ok_or_else(|| anyhow!("no job {name:?} in {}", automate::AUTOMATIONS))?;
-            (vec![job], None)
+            vec![job]
         }
     };
     if jobs.is_empty() {
@@ -115,7 +117,7 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
     }
     let model = llm_config::open(&model_config)?;
     let (setup, workspace) = super::agent::open_run(&root, &config)?;
-    let (diff, files) = change_text(&root, base.as_deref())?;
+    let files = &change.files;
     let findings = findings(&root, base.as_deref())?;
     let cancel = sift_engine::llm::Cancel::new();
     let mut failed = false;
@@ -124,7 +126,7 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
             budget: sift_engine::agent::launch::budget(setup.budget, j.max_steps, None, None),
             ..Default::default()
         };
-        let task = automate::task(j, &diff, &files, &findings);
+        let task = automate::task(j, &diff, files, &findings);
         eprintln!("job {}: running the agent", j.name);
         let ran = automate::run(&setup, &workspace, &*model, j, &task, &options, &cancel)
             .map_err(|e| anyhow!("job {}: {e}", j.name))?;
@@ -189,47 +191,6 @@ pub fn run(args: AutomateArgs) -> Result<ExitCode> {
     // The runs were recorded as shown by the agent's launch; what is queued is written now.
     workspace.recorder.flush();
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
-}
-
-/// The files and size of the pull request (its head against the merge-base with its base).
-fn pull_request_change(
-    root: &std::path::Path,
-    pr: &github::PullRequest,
-) -> Result<automate::Change> {
-    let (diff, files) = change_text(root, Some(&pr.base))?;
-    let changed_lines = diff
-        .lines()
-        .filter(|l| {
-            (l.starts_with('+') && !l.starts_with("+++"))
-                || (l.starts_with('-') && !l.starts_with("---"))
-        })
-        .count();
-    Ok(automate::Change { files, labels: Vec::new(), changed_lines })
-}
-
-/// The change's diff and files: against the merge-base with `base`, else the working tree
-/// against `HEAD`.
-fn change_text(root: &std::path::Path, base: Option<&str>) -> Result<(String, Vec<String>)> {
-    let git = |args: &[&str]| -> Result<String> {
-        let out = std::process::Command::new("git")
-            .arg("-C")
-            .arg(root)
-            .args(args)
-            .output()
-            .context("run git")?;
-        if !out.status.success() {
-            bail!("git {} failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim());
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-    };
-    let from = match base {
-        Some(base) => git(&["merge-base", base, "HEAD"])?.trim().to_owned(),
-        None => "HEAD".to_owned(),
-    };
-    let diff = git(&["diff", "--no-color", "--no-ext-diff", &from])?;
-    let files =
-        git(&["diff", "--name-only", "--no-color", &from])?.lines().map(str::to_owned).collect();
-    Ok((diff, files))
 }
 
 /// The review's findings on the change (rules only), as text for a job's `{findings}`.
