@@ -25,6 +25,9 @@ pub struct Request<'a> {
     pub attempts: usize,
     /// A run to continue: its transcript and what was read back from it.
     pub resume: Option<(Transcript, Resumed)>,
+    /// For a new run: the transcript it writes (made here when `None`; ignored when resuming
+    /// or for best-of-N).
+    pub transcript: Option<Transcript>,
     /// Budget and sampling.
     pub options: &'a Options,
 }
@@ -99,18 +102,33 @@ pub fn launch(
         return Ok(finished);
     }
     let mut session = setup.session(workspace, unsaved)?;
+    let mut resumed_options = None;
     let (transcript, task, history, finished_before) = match request.resume {
         Some((transcript, resumed)) => {
             session = session.with_changes(resumed.changes)?;
             let mut history = resumed.history;
             let new_request = !request.task.trim().is_empty();
             if new_request {
+                // A new request gets a budget of its own.
                 history.push(Message::user(request.task.to_owned()));
+            } else {
+                // An interrupted run goes on with what is left of its budget.
+                let mut left = options.clone();
+                left.budget.max_steps = left.budget.max_steps.saturating_sub(resumed.steps);
+                left.budget.max_tokens = left.budget.max_tokens.saturating_sub(resumed.tokens);
+                resumed_options = Some(left);
             }
             (transcript, resumed.task, history, resumed.ended && !new_request)
         }
-        None => (Transcript::create(&setup.store)?, request.task.to_owned(), Vec::new(), false),
+        None => {
+            let transcript = match request.transcript {
+                Some(t) => t,
+                None => Transcript::create(&setup.store)?,
+            };
+            (transcript, request.task.to_owned(), Vec::new(), false)
+        }
     };
+    let options = resumed_options.as_ref().unwrap_or(options);
     let outcome = if finished_before {
         // A finished run continued without a new request: only its change is wanted.
         idle(

@@ -28,7 +28,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sift_runtime::llm::{
-    Cancel, ChatRequest, FinishReason, GenerationParams, LanguageModel, Message, Role, ToolSpec,
+    Cancel, ChatRequest, FinishReason, GenerationParams, LanguageModel, Message, Role, ToolCall,
+    ToolSpec,
 };
 
 pub mod approval;
@@ -281,6 +282,33 @@ pub fn run(
         transcript: transcript.map(|t| t.id().to_owned()),
         notes: Vec::new(),
     };
+    // A run killed between the model's step and the answers to its calls: the calls that got
+    // no answer run now (those that did are never run again), before the next step.
+    let last = convo.history.iter().rposition(|m| m.role == Role::Assistant);
+    if let Some(last) =
+        last.filter(|&i| convo.history[i + 1..].iter().all(|m| m.role == Role::Tool))
+    {
+        let answered: Vec<String> =
+            convo.history[last + 1..].iter().filter_map(|m| m.tool_call_id.clone()).collect();
+        let unanswered: Vec<ToolCall> = convo.history[last]
+            .tool_calls
+            .iter()
+            .filter(|c| !answered.contains(&c.id))
+            .cloned()
+            .collect();
+        if !unanswered.is_empty() {
+            answer_calls(
+                session,
+                &specs,
+                &unanswered,
+                &mut convo,
+                &mut outcome,
+                cancel,
+                &log,
+                on_event,
+            );
+        }
+    }
     let budget = &options.budget;
     let stop = loop {
         if cancel.is_cancelled() {
@@ -330,6 +358,7 @@ pub fn run(
             Err(e) => break Stop::ModelFailed(e.to_string()),
         };
         let used = u64::from(response.usage.prompt_tokens + response.usage.completion_tokens);
+        let tokens_before = outcome.tokens;
         outcome.tokens += if used > 0 {
             used
         } else {
@@ -338,7 +367,11 @@ pub fn run(
         let message = response.message;
         outcome.answer = message.content.clone();
         convo.history.push(message.clone());
-        log(transcript::Record::Message { message: message.clone() });
+        log(transcript::Record::Message {
+            message: message.clone(),
+            tokens: Some(outcome.tokens - tokens_before),
+            changes: None,
+        });
         if response.finish == FinishReason::Cancelled {
             break Stop::Cancelled;
         }
@@ -347,57 +380,21 @@ pub fn run(
                 // Cut off before saying anything: ask again rather than end with nothing.
                 let nudge = Message::user("Your reply was cut off. Continue, more briefly.");
                 convo.history.push(nudge.clone());
-                log(transcript::Record::Message { message: nudge });
+                log(transcript::Record::message(nudge));
                 continue;
             }
             break Stop::Done;
         }
-        let before = session.changes.clone();
-        for call in &message.tool_calls {
-            if cancel.is_cancelled() {
-                // Every call gets an answer, so a resumed conversation stays well formed.
-                let reply = Message::tool_result(&call.id, "error: cancelled by the user");
-                convo.history.push(reply.clone());
-                log(transcript::Record::Message { message: reply });
-                continue;
-            }
-            let reply = match call.checked(&specs) {
-                Err(err) => {
-                    outcome.tool_errors += 1;
-                    on_event(Event::ToolCall {
-                        name: call.name.clone(),
-                        summary: shorten(&call.arguments, 80),
-                    });
-                    on_event(Event::ToolResult {
-                        name: call.name.clone(),
-                        error: true,
-                        first_line: err.reason.clone(),
-                    });
-                    err.to_message()
-                }
-                Ok(args) => {
-                    on_event(Event::ToolCall {
-                        name: call.name.clone(),
-                        summary: summarize_args(&args),
-                    });
-                    let out = session.call(&call.name, &args, cancel);
-                    if out.error {
-                        outcome.tool_errors += 1;
-                    }
-                    on_event(Event::ToolResult {
-                        name: call.name.clone(),
-                        error: out.error,
-                        first_line: out.text.lines().next().unwrap_or("").to_owned(),
-                    });
-                    Message::tool_result(&call.id, out.text)
-                }
-            };
-            convo.history.push(reply.clone());
-            log(transcript::Record::Message { message: reply });
-        }
-        if session.changes != before {
-            log(transcript::Record::Changes { changes: session.changes.clone() });
-        }
+        answer_calls(
+            session,
+            &specs,
+            &message.tool_calls,
+            &mut convo,
+            &mut outcome,
+            cancel,
+            &log,
+            on_event,
+        );
     };
     log(transcript::Record::End { stop: stop.as_str().to_owned() });
     outcome.stop = stop;
@@ -405,6 +402,65 @@ pub fn run(
     outcome.rules = session.rules.applied();
     outcome.notes = session.proposed.clone();
     outcome
+}
+
+/// Runs the model's tool `calls`, in order, each answer joining the conversation and the
+/// transcript (with the pending change when the call changed it, on the same line).
+#[allow(clippy::too_many_arguments)]
+fn answer_calls(
+    session: &mut Session<'_>,
+    specs: &[ToolSpec],
+    calls: &[ToolCall],
+    convo: &mut Conversation,
+    outcome: &mut Outcome,
+    cancel: &Cancel,
+    log: &dyn Fn(transcript::Record),
+    on_event: &mut dyn FnMut(Event),
+) {
+    for call in calls {
+        if cancel.is_cancelled() {
+            // Every call gets an answer, so a resumed conversation stays well formed.
+            let reply = Message::tool_result(&call.id, "error: cancelled by the user");
+            convo.history.push(reply.clone());
+            log(transcript::Record::message(reply));
+            continue;
+        }
+        let before = session.changes.clone();
+        let reply = match call.checked(specs) {
+            Err(err) => {
+                outcome.tool_errors += 1;
+                on_event(Event::ToolCall {
+                    name: call.name.clone(),
+                    summary: shorten(&call.arguments, 80),
+                });
+                on_event(Event::ToolResult {
+                    name: call.name.clone(),
+                    error: true,
+                    first_line: err.reason.clone(),
+                });
+                err.to_message()
+            }
+            Ok(args) => {
+                on_event(Event::ToolCall {
+                    name: call.name.clone(),
+                    summary: summarize_args(&args),
+                });
+                let out = session.call(&call.name, &args, cancel);
+                if out.error {
+                    outcome.tool_errors += 1;
+                }
+                on_event(Event::ToolResult {
+                    name: call.name.clone(),
+                    error: out.error,
+                    first_line: out.text.lines().next().unwrap_or("").to_owned(),
+                });
+                Message::tool_result(&call.id, out.text)
+            }
+        };
+        convo.history.push(reply.clone());
+        let changes = (session.changes != before).then(|| session.changes.clone());
+        log(transcript::Record::Message { message: reply, tokens: None, changes });
+    }
 }
 
 /// Replaces the conversation after the pinned part by the model's summary of it (plus the

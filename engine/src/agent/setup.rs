@@ -76,6 +76,12 @@ impl Setup {
         self
     }
 
+    /// The same setup under another sandbox `policy` (an automation's, with its own hosts).
+    pub fn with_policy(mut self, policy: Policy) -> Setup {
+        self.policy = policy;
+        self
+    }
+
     /// The same setup with the front end's approver for commands outside the sandbox (the
     /// CLI's `--allow-unsandboxed`, the editor's prompt).
     pub fn with_approver(mut self, approver: Box<dyn Approver>) -> Setup {

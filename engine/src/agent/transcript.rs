@@ -29,10 +29,17 @@ pub enum Record {
         /// Seconds since the Unix epoch.
         time: u64,
     },
-    /// A message joined the conversation.
+    /// A message joined the conversation. One line holds what a resumed run needs of it, so
+    /// a run killed between two lines resumes from a consistent state.
     Message {
         /// The message.
         message: Message,
+        /// For the model's message: the tokens its step cost (a resumed run's budget counts it).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tokens: Option<u64>,
+        /// For a tool's answer whose call changed the pending change: the change after it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        changes: Option<Changes>,
     },
     /// The conversation was compacted: the model's summary replaces what came before it
     /// (apart from the pinned part).
@@ -44,7 +51,8 @@ pub enum Record {
         /// After.
         tokens_after: usize,
     },
-    /// The pending change after a step that changed it.
+    /// The pending change after a step that changed it (transcripts written before tool
+    /// answers carried their change; read, no longer written).
     Changes {
         /// The whole pending change.
         changes: Changes,
@@ -74,6 +82,17 @@ pub struct Resumed {
     pub changes: Changes,
     /// Whether the run had ended.
     pub ended: bool,
+    /// The model's steps it had taken.
+    pub steps: usize,
+    /// The tokens they cost.
+    pub tokens: u64,
+}
+
+impl Record {
+    /// A message, with nothing else.
+    pub fn message(message: Message) -> Record {
+        Record::Message { message, tokens: None, changes: None }
+    }
 }
 
 impl Transcript {
@@ -132,7 +151,16 @@ impl Transcript {
         for record in replay.records {
             match record {
                 Record::Start { task, .. } => out.task = task,
-                Record::Message { message } => out.history.push(message),
+                Record::Message { message, tokens, changes } => {
+                    out.history.push(message);
+                    if let Some(tokens) = tokens {
+                        out.steps += 1;
+                        out.tokens += tokens;
+                    }
+                    if let Some(changes) = changes {
+                        out.changes = changes;
+                    }
+                }
                 Record::Compacted { summary, .. } => out.history = vec![summary],
                 Record::Changes { changes } => out.changes = changes,
                 Record::End { .. } => out.ended = true,

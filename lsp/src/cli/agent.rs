@@ -143,8 +143,13 @@ pub fn run(args: AgentArgs) -> Result<ExitCode> {
         }
         None => None,
     };
-    let request =
-        Request { task: &task_text, attempts: usize::from(args.n), resume, options: &options };
+    let request = Request {
+        task: &task_text,
+        attempts: usize::from(args.n),
+        resume,
+        transcript: None,
+        options: &options,
+    };
     let mut printer = Printer::new((args.n > 1).then_some(args.n));
     let finished =
         launch::launch(&setup, &workspace, &unsaved, &*model, request, &cancel, &mut |i, e| {

@@ -410,7 +410,7 @@ fn run_blocking(
         budget: launch::budget(setup.budget, max_steps, None, None),
         ..Options::default()
     };
-    let request = Request { task, attempts: n, resume: None, options: &options };
+    let request = Request { task, attempts: n, resume: None, transcript: None, options: &options };
     let finished =
         launch::launch(&setup, workspace, unsaved, &*model, request, cancel, &mut |_, e| {
             let _ = tx.send(e);
