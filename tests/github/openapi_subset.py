@@ -10,7 +10,7 @@ import json
 import re
 import sys
 
-# Every endpoint sift_engine::github calls (engine/src/github/).
+# Every endpoint sift_engine::github calls (engine/src/github/, engine/src/automate/).
 PATHS = [
     "/user",
     "/repos/{owner}/{repo}/pulls/{pull_number}/comments",
@@ -18,6 +18,9 @@ PATHS = [
     "/repos/{owner}/{repo}/pulls/comments/{comment_id}",
     "/repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions",
     "/repos/{owner}/{repo}/collaborators/{username}/permission",
+    # sift automate's branch delivery (engine/src/automate/deliver.rs).
+    "/repos/{owner}/{repo}/pulls",
+    "/repos/{owner}/{repo}/pulls/{pull_number}",
 ]
 
 spec_path, out_path = sys.argv[1], sys.argv[2]

@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::{Value, json};
 
 use crate::agent::Changes;
+use crate::fates::{Event, Fate, Kind};
 use crate::github::{self, ApiError, Client, PullRequest};
 
 const MARKER: &str = "<!-- sift-automation ";
@@ -107,6 +108,7 @@ pub fn post(
     login: &str,
     job: &str,
     suggestions: &[Suggestion],
+    recorder: &crate::fates::Recorder,
 ) -> Result<Posted, github::Error> {
     let mut seen =
         client.get_all(&pr.path(&format!("/pulls/{}/comments", pr.number)), "list the comments")?;
@@ -114,6 +116,7 @@ pub fn post(
         client.get_all(&pr.path(&format!("/pulls/{}/reviews", pr.number)), "list the reviews")?,
     );
     let already = posted_keys(&seen, login);
+    applied(root, &seen, login, job, recorder);
     let hunks = github::commentable(root, pr)?;
     let inside = |s: &Suggestion| {
         hunks.get(&s.path).is_some_and(|h| h.iter().any(|(a, b)| *a <= s.start && s.end <= *b))
@@ -174,7 +177,285 @@ pub fn post(
     }
     posted.inline = inline.len();
     posted.in_body = listed.len();
+    for s in suggestions.iter().filter(|s| !already.contains(&s.key)) {
+        recorder.record(
+            Event::new(Kind::Automation, format!("{job}/{}", s.key), Fate::Shown)
+                .rule(job)
+                .path(&s.path),
+        );
+    }
     Ok(posted)
+}
+
+/// Records as taken each of `job`'s suggestions on the pull request whose text the head now
+/// has at its place (committed from the pull request's page, or by hand): read from the bot's
+/// comments (`seen`) and the working tree, once per suggestion.
+fn applied(
+    root: &std::path::Path,
+    seen: &[Value],
+    login: &str,
+    job: &str,
+    recorder: &crate::fates::Recorder,
+) {
+    let taken: BTreeSet<String> = recorded(root, Kind::Automation)
+        .into_iter()
+        .filter(|(_, fate)| *fate == Fate::Accepted)
+        .map(|(id, _)| id)
+        .collect();
+    for c in seen.iter().filter(|c| c["user"]["login"].as_str() == Some(login)) {
+        let (Some(body), Some(path)) = (c["body"].as_str(), c["path"].as_str()) else { continue };
+        let Some(at) = body.rfind(MARKER) else { continue };
+        let marker = &body[at + MARKER.len()..];
+        if !marker.split_whitespace().any(|f| f == format!("job={job}")) {
+            continue;
+        }
+        let Some(key) = marker.split_whitespace().find_map(|f| f.strip_prefix("key=")) else {
+            continue;
+        };
+        let id = format!("{job}/{key}");
+        let Some(text) = suggested(body) else { continue };
+        if taken.contains(&id) {
+            continue;
+        }
+        let Ok(now) = std::fs::read_to_string(root.join(path)) else { continue };
+        if now.contains(&text) {
+            recorder.record(Event::new(Kind::Automation, id, Fate::Accepted).rule(job).path(path));
+        }
+    }
+}
+
+/// The text of a comment's suggestion block.
+fn suggested(body: &str) -> Option<String> {
+    let start = body.find("suggestion\n")? + "suggestion\n".len();
+    let rest = &body[start..];
+    let end = rest.find("\n```")?;
+    Some(rest[..end].to_owned())
+}
+
+/// Records a patch delivered for `job`'s run `run` (its fate is not known to sift: a patch
+/// shown and never taken stays undecided).
+pub fn patch_shown(recorder: &crate::fates::Recorder, job: &str, run: &str, files: usize) {
+    recorder.record(
+        Event::new(Kind::Automation, format!("{job}/patch/{run}"), Fate::Shown)
+            .rule(job)
+            .count(files),
+    );
+}
+
+/// Posts `job`'s `report` on the pull request as a review comment, unless the bot's latest
+/// report of that job says the same (its hash is in its marker). `Ok(false)`: not posted
+/// again.
+pub fn report(
+    pr: &PullRequest,
+    client: &Client,
+    login: &str,
+    job: &str,
+    text: &str,
+    recorder: &crate::fates::Recorder,
+) -> Result<bool, github::Error> {
+    let hash = blake3::hash(text.trim().as_bytes()).to_hex()[..16].to_owned();
+    let reviews =
+        client.get_all(&pr.path(&format!("/pulls/{}/reviews", pr.number)), "list the reviews")?;
+    let job_marker = format!("{MARKER}job={job} report=");
+    let latest = reviews
+        .iter()
+        .filter(|r| r["user"]["login"].as_str() == Some(login))
+        .filter_map(|r| r["body"].as_str())
+        .filter_map(|b| b.rfind(&job_marker).map(|at| &b[at + job_marker.len()..]))
+        .filter_map(|rest| rest.split_whitespace().next())
+        .next_back();
+    if latest == Some(hash.as_str()) {
+        return Ok(false);
+    }
+    let body = format!(
+        "**sift automation** `{job}` reports on `{}`:\n\n{}\n\n{job_marker}{hash} -->",
+        &pr.head[..pr.head.len().min(7)],
+        text.trim()
+    );
+    let review = json!({"commit_id": pr.head, "body": body, "event": "COMMENT"});
+    client.post(&pr.path(&format!("/pulls/{}/reviews", pr.number)), &review, "post the report")?;
+    recorder.record(
+        Event::new(Kind::Automation, format!("{job}/report/{hash}"), Fate::Shown).rule(job),
+    );
+    Ok(true)
+}
+
+/// Where a branch delivery goes: the repository, and the branch its pull request is opened
+/// against.
+#[derive(Debug)]
+pub struct Target {
+    /// The client (a token that may push and open pull requests).
+    pub client: Client,
+    /// The repository's owner.
+    pub owner: String,
+    /// Its name.
+    pub repo: String,
+    /// The branch the pull request is opened against: a pull request's own head branch (the
+    /// job's change then shows alone, and merging it puts it into that pull request), else the
+    /// default branch.
+    pub base: String,
+    /// The commit the change was made on.
+    pub head: String,
+    /// Branches never pushed to, whatever the job is called: the pull request's own branch and
+    /// the default branch.
+    pub protected: Vec<String>,
+    /// The pull request the job ran on (for the name and the body), if any.
+    pub pull_request: Option<u64>,
+    /// The git remote pushed to (`origin`: the checkout's, with the job's credentials).
+    pub remote: String,
+}
+
+/// What [`branch`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Branched {
+    /// The branch pushed.
+    pub branch: String,
+    /// The pull request's number.
+    pub number: u64,
+    /// Its page.
+    pub url: String,
+    /// Whether it was opened now (else an open one was updated).
+    pub opened: bool,
+}
+
+/// The branch of `job`'s change: `sift/<job>/pr-<n>` on a pull request, else
+/// `sift/<job>/<date>`.
+pub fn branch_name(job: &str, pull_request: Option<u64>, date: &str) -> String {
+    match pull_request {
+        Some(n) => format!("sift/{job}/pr-{n}"),
+        None => format!("sift/{job}/{date}"),
+    }
+}
+
+/// Commits `changes` on top of the target's head (without touching the working tree, the
+/// index or a local branch), pushes the commit to the job's own branch, and opens a pull
+/// request from it against the target's base, or updates the one open. Before that, the fates
+/// of the job's earlier pull requests from that branch (merged: taken; closed: refused) are
+/// recorded, once each.
+pub fn branch(
+    root: &std::path::Path,
+    target: &Target,
+    job: &str,
+    run: &str,
+    changes: &Changes,
+    recorder: &crate::fates::Recorder,
+) -> Result<Branched, github::Error> {
+    let date = crate::memory::today();
+    let name = branch_name(job, target.pull_request, &date);
+    if !name.starts_with("sift/") || target.protected.contains(&name) {
+        return Err(github::Error::Event(format!(
+            "job {job}: will not push to {name}: it is a protected branch"
+        )));
+    }
+    let repo = format!("/repos/{}/{}", target.owner, target.repo);
+    let head_filter = format!("{}:{name}", target.owner);
+    let earlier = target.client.get_all(
+        &format!("{repo}/pulls?state=all&head={}", encode(&head_filter)),
+        "list the job's pull requests",
+    )?;
+    record_decided(root, &earlier, job, recorder);
+    let files: Vec<(String, Option<String>)> =
+        changes.iter().map(|(path, p)| (path.to_owned(), p.current.clone())).collect();
+    let message = format!(
+        "sift automation {job}{}\n\nMade by the job's agent run {run}; its checks passed.",
+        target.pull_request.map_or(String::new(), |n| format!(" for #{n}"))
+    );
+    let scratch = std::env::temp_dir();
+    let commit = crate::review::git::commit_files(root, &target.head, &files, &message, &scratch)
+        .map_err(|e| github::Error::Event(format!("job {job}: commit the change: {e}")))?;
+    let refspec = format!("{commit}:refs/heads/{name}");
+    crate::review::git::git(root, &["push", "--force", "--quiet", &target.remote, &refspec])
+        .map_err(|e| github::Error::Event(format!("job {job}: push {name}: {e}")))?;
+    let body = format!(
+        "**sift automation** `{job}`{}: its agent's change, checked by the job's checks.\n\nMerge it to take the change; close it to refuse it (sift records either).\n\n{MARKER}job={job} branch={name} -->",
+        target.pull_request.map_or(String::new(), |n| format!(" on #{n}"))
+    );
+    let open = earlier.iter().find(|p| p["state"] == "open");
+    let (pull, opened) = match open {
+        Some(p) => {
+            let number = p["number"].as_u64().unwrap_or(0);
+            let path = format!("{repo}/pulls/{number}");
+            (
+                target.client.patch(
+                    &path,
+                    &json!({"body": body}),
+                    "update the job's pull request",
+                )?,
+                false,
+            )
+        }
+        None => {
+            let title = format!(
+                "sift: {job}{}",
+                target.pull_request.map_or(String::new(), |n| format!(" for #{n}"))
+            );
+            let request = json!({"title": title, "head": name, "base": target.base, "body": body});
+            (
+                target.client.post(
+                    &format!("{repo}/pulls"),
+                    &request,
+                    "open the job's pull request",
+                )?,
+                true,
+            )
+        }
+    };
+    let number = pull["number"].as_u64().unwrap_or(0);
+    if opened {
+        recorder.record(
+            Event::new(Kind::Automation, format!("{job}/pull/{number}"), Fate::Shown)
+                .rule(job)
+                .count(files.len()),
+        );
+    }
+    Ok(Branched {
+        branch: name,
+        number,
+        url: pull["html_url"].as_str().unwrap_or_default().to_owned(),
+        opened,
+    })
+}
+
+/// Records the fates of `job`'s closed pull requests not recorded yet: merged, taken; closed
+/// without merging, refused.
+fn record_decided(
+    root: &std::path::Path,
+    pulls: &[Value],
+    job: &str,
+    recorder: &crate::fates::Recorder,
+) {
+    let known = recorded(root, Kind::Automation);
+    for p in pulls.iter().filter(|p| p["state"] == "closed") {
+        let id = format!("{job}/pull/{}", p["number"].as_u64().unwrap_or(0));
+        let fate = if p["merged_at"].is_string() { Fate::Accepted } else { Fate::Rejected };
+        if !known.contains(&(id.clone(), fate)) {
+            recorder.record(Event::new(Kind::Automation, id, fate).rule(job));
+        }
+    }
+}
+
+/// The (id, fate) pairs of `kind` already in the record.
+fn recorded(root: &std::path::Path, kind: Kind) -> BTreeSet<(String, Fate)> {
+    let events = crate::store::open(root).ok().and_then(|s| crate::fates::read(&s).ok());
+    events
+        .map(|r| r.records)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|e| e.kind == kind)
+        .map(|e| (e.id, e.fate))
+        .collect()
+}
+
+/// `text` for a URL's query.
+fn encode(text: &str) -> String {
+    text.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -10,10 +10,13 @@
 //! - [`deliver`]: the run's change as suggestion comments (one thread per suggestion across
 //!   pushes, through the review bot's client) or a patch.
 //!
-//! Not built yet: `schedule` triggers, branch-and-pull-request delivery, checkpointed runs that
-//! resume after a kill (`sift automate resume`), `sift automate status`.
+//! - [`runs`]: the log of runs; with the agent's transcript as the checkpoint, a run cut off
+//!   (killed, the model failed) resumes without running a finished tool call again.
+//!
+//! Not built yet: best-of-N for jobs.
 
 pub mod deliver;
+pub mod runs;
 
 use std::path::Path;
 
@@ -29,6 +32,8 @@ pub const AUTOMATIONS: &str = ".sift/automations.toml";
 pub enum Trigger {
     /// On every push to a pull request that matches its filters.
     PullRequest,
+    /// On a scheduled CI run (`sift automate run --schedule`, from the workflow's `cron`).
+    Schedule,
     /// Only when asked by name (`sift automate run --job NAME`).
     Manual,
 }
@@ -42,6 +47,14 @@ pub enum Delivery {
     Suggestions,
     /// A patch file (`sift automate run --out DIR`).
     Patch,
+    /// The agent's answer, as a report: one review comment on the pull request (a new one only
+    /// when the report changed), else `DIR/<job>.md` or the terminal. Nothing the agent changed
+    /// is delivered, and no check runs: a report job never edits.
+    Report,
+    /// A branch `sift/<job>/<pr-or-date>` and a pull request from it: against the pull
+    /// request's own branch on a pull request, else against the default branch. Never a push to
+    /// the pull request's branch or the default branch.
+    Branch,
 }
 
 /// One job.
@@ -73,6 +86,12 @@ pub struct Job {
     /// The agent's steps at most (default: `[agent] max_steps`).
     #[serde(default)]
     pub max_steps: Option<usize>,
+    /// Hosts the job's commands and checks may reach, besides `[sandbox] allow_net` (the same
+    /// forms: `host`, `host:port`, `*.domain`): through the sandbox's checking proxy, on a
+    /// machine with network namespaces (elsewhere the job fails to start rather than opening
+    /// the network). The model's endpoint is sift's to reach, not the job's.
+    #[serde(default)]
+    pub allow_net: Vec<String>,
 }
 
 /// The file's contents.
@@ -190,6 +209,28 @@ impl Job {
     }
 }
 
+/// The sandbox policy `job` runs under: the configuration's, with the job's `allow_net` hosts
+/// added.
+pub fn policy(
+    root: &Path,
+    config: &crate::config::Config,
+    job: &Job,
+) -> Result<crate::sandbox::Policy, String> {
+    let mut settings = config.sandbox().map_err(|e| e.to_string())?;
+    for host in &job.allow_net {
+        if !settings.allow_net.contains(host) {
+            settings.allow_net.push(host.clone());
+        }
+    }
+    crate::sandbox::Policy::for_workspace(root, &settings)
+        .map_err(|e| format!("job {}: the sandbox: {e}", job.name))
+}
+
+/// `HEAD`'s commit at `root`.
+pub fn head(root: &Path) -> Result<String, String> {
+    crate::review::git::head(root).map_err(|e| e.to_string())
+}
+
 /// The change a job works on, and its diff: the head against the merge-base with `base` (a
 /// pull request's), else the working tree against `HEAD`. Labels are the caller's to add.
 pub fn change(root: &Path, base: Option<&str>) -> Result<(String, Change), String> {
@@ -254,16 +295,40 @@ pub struct Ran {
     pub run: String,
     /// Why the agent stopped, in words.
     pub stop: String,
+    /// Whether the agent finished its task (not stopped by its budget, a failure or a cancel).
+    pub done: bool,
+    /// The agent's last answer (a report job's report).
+    pub answer: String,
     /// The change it proposes.
     pub changes: crate::agent::Changes,
-    /// The checks, in order (none when the change is empty).
+    /// The checks, in order (none when the change is empty or the agent did not finish).
     pub checks: Vec<Checked>,
+    /// The steps and tokens the run took, over every resumption.
+    pub steps: usize,
+    /// Tokens.
+    pub tokens: u64,
+    /// The run's line in the log, in the state the run and its checks left it.
+    pub record: runs::RunRecord,
 }
 
 impl Ran {
-    /// Whether there is a change and every check passed: only then is anything delivered.
+    /// Whether the agent finished, there is a change and every check passed: only then is
+    /// anything delivered.
     pub fn deliverable(&self) -> bool {
-        !self.changes.changed_paths().is_empty() && self.checks.iter().all(|c| c.passed)
+        let report = self.record.job.deliver == Delivery::Report;
+        self.done
+            && (report || !self.changes.changed_paths().is_empty())
+            && self.checks.iter().all(|c| c.passed)
+    }
+
+    /// Records how the run ended after [`run`] (delivered or not, and where).
+    pub fn finish(&mut self, store: &sift_indexer::store::Store, state: runs::State, detail: &str) {
+        self.record.state = state;
+        self.record.time = crate::agent::transcript::now();
+        self.record.detail = detail.to_owned();
+        if let Err(e) = runs::record(store, &self.record) {
+            tracing::warn!("automate: cannot record run {}: {e}", self.run);
+        }
     }
 }
 
@@ -271,6 +336,12 @@ impl Ran {
 /// checks on the change: the change is written to the working tree for them (the checks see
 /// the files as they would be), each check runs in the sandbox, and the files are put back as
 /// they were, whatever the checks did.
+///
+/// `key` says what triggered it (see [`runs::RunRecord::key`]); `resume` is an unfinished run
+/// to go on with (its transcript is the checkpoint: finished tool calls are not run again, the
+/// budget goes on from what it used). The run's states are written to the log as it goes
+/// ([`runs`]); the caller records the delivery with [`Ran::finish`].
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     setup: &crate::agent::Setup,
     workspace: &crate::workspace::Workspace,
@@ -279,18 +350,86 @@ pub fn run(
     task: &str,
     options: &crate::agent::Options,
     cancel: &crate::llm::Cancel,
+    key: &str,
+    resume: Option<&runs::RunRecord>,
 ) -> Result<Ran, String> {
+    use crate::agent::Transcript;
     use crate::agent::launch::{self, Request};
-    let request = Request { task, attempts: 1, resume: None, options };
+    let store = &setup.store;
     let unsaved = std::collections::BTreeMap::new();
+    let (request, mut record) = match resume {
+        Some(record) => {
+            let transcript = Transcript::open(store, &record.run);
+            let resumed = transcript.resume().map_err(|e| e.to_string())?;
+            let request = Request {
+                task: "",
+                attempts: 1,
+                resume: Some((transcript, resumed)),
+                transcript: None,
+                options,
+            };
+            (request, record.clone())
+        }
+        None => {
+            let transcript = Transcript::create(store).map_err(|e| e.to_string())?;
+            let now = crate::agent::transcript::now();
+            let record = runs::RunRecord {
+                run: transcript.id().to_owned(),
+                job: job.clone(),
+                key: key.to_owned(),
+                state: runs::State::Running,
+                started: now,
+                time: now,
+                detail: String::new(),
+            };
+            runs::record(store, &record)?;
+            let request =
+                Request { task, attempts: 1, resume: None, transcript: Some(transcript), options };
+            (request, record)
+        }
+    };
     let finished =
         launch::launch(setup, workspace, &unsaved, model, request, cancel, &mut |_, _| {})
             .map_err(|e| e.to_string())?;
     let outcome = finished.outcome;
     let stop = outcome.stop.describe(&options.budget);
-    let mut ran = Ran { run: finished.id, stop, changes: outcome.changes, checks: Vec::new() };
+    let done = outcome.stop == crate::agent::Stop::Done;
+    let used = Transcript::open(store, &finished.id).resume().unwrap_or_default();
+    record.time = crate::agent::transcript::now();
+    record.state = match &outcome.stop {
+        crate::agent::Stop::Done => runs::State::Running,
+        crate::agent::Stop::Cancelled | crate::agent::Stop::ModelFailed(_) => {
+            runs::State::Interrupted
+        }
+        _ => runs::State::OutOfBudget,
+    };
+    record.detail = stop.clone();
+    let mut ran = Ran {
+        run: finished.id,
+        stop,
+        done,
+        answer: outcome.answer,
+        changes: outcome.changes,
+        checks: Vec::new(),
+        steps: used.steps,
+        tokens: used.tokens,
+        record,
+    };
     let files = ran.changes.changed_paths();
-    if files.is_empty() || job.checks.is_empty() {
+    if !done {
+        runs::record(store, &ran.record)?;
+        return Ok(ran);
+    }
+    if job.deliver == Delivery::Report {
+        // A report changes nothing: whatever the agent edited in memory is dropped.
+        ran.changes = crate::agent::Changes::new();
+        return Ok(ran);
+    }
+    if files.is_empty() {
+        ran.finish(store, runs::State::NoChange, "no change");
+        return Ok(ran);
+    }
+    if job.checks.is_empty() {
         return Ok(ran);
     }
     ran.changes
@@ -322,6 +461,10 @@ pub fn run(
         back.set(path, pending.current.clone(), pending.original.clone());
     }
     back.apply(&setup.policy).map_err(|e| format!("put the files back after the checks: {e}"))?;
+    if let Some(failed) = ran.checks.iter().find(|c| !c.passed) {
+        let detail = format!("check `{}` failed", failed.command);
+        ran.finish(store, runs::State::ChecksFailed, &detail);
+    }
     Ok(ran)
 }
 
@@ -372,6 +515,26 @@ deliver = "patch"
         let err = Jobs::parse("[[job]]\nname = \"x\"\non = \"sometimes\"\ntask = \"t\"\n", "f")
             .unwrap_err();
         assert!(err.starts_with("f:"), "{err}");
+    }
+
+    #[test]
+    fn a_job_s_hosts_join_the_sandbox_s() {
+        let dir = tempfile::tempdir().unwrap();
+        let jobs = Jobs::parse(
+            "[[job]]\nname = \"up\"\non = \"manual\"\ntask = \"t\"\nallow_net = [\"pypi.org\"]\n",
+            "f",
+        )
+        .unwrap();
+        let no_env = |_: &str| None;
+        let config =
+            crate::config::Config::load(&crate::config::Inputs::new(Some(dir.path()), &no_env))
+                .unwrap();
+        let open = policy(dir.path(), &config, &jobs.jobs[0]).unwrap();
+        assert!(open.allow_net().allows("pypi.org", 443));
+        assert!(!open.allow_net().allows("example.com", 443));
+        let none = Jobs::parse(FILE, AUTOMATIONS).unwrap();
+        let closed = policy(dir.path(), &config, &none.jobs[0]).unwrap();
+        assert!(closed.allow_net().is_empty(), "no host unless the job names one");
     }
 
     #[test]

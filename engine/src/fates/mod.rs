@@ -57,6 +57,9 @@ pub enum Kind {
     Note,
     /// A search's result list (`id`: a hash of the query).
     Search,
+    /// A change an automation delivered (`id`: `<job>/<suggestion key>` or
+    /// `<job>/patch/<run>`; `rule`: the job).
+    Automation,
 }
 
 /// What became of it.

@@ -36,6 +36,8 @@ pub struct Stats {
     pub searches: BTreeMap<String, usize>,
     /// Memory notes the agent proposed.
     pub notes: Decisions,
+    /// What automations delivered, by job (suggestions and patches).
+    pub automations: BTreeMap<String, Decisions>,
     /// Records per day, oldest first (for sparklines), from the period's first day.
     pub daily: Vec<usize>,
     /// Retention of accepted agent code, by checkpoint (`1h`, `1d`, `7d`, and `commit`: each
@@ -104,6 +106,7 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
     // Runs and notes: their model, whether shown, and their last decision.
     let mut runs: HashMap<&str, (Option<&str>, bool, Option<Fate>)> = HashMap::new();
     let mut notes: HashMap<&str, (bool, Option<Fate>)> = HashMap::new();
+    let mut delivered: HashMap<&str, (&str, bool, Option<Fate>)> = HashMap::new();
     let mut attempts: BTreeSet<(&str, Fate)> = BTreeSet::new();
     let mut findings: BTreeSet<(&str, &str, Fate)> = BTreeSet::new();
     let mut finding_rule: HashMap<&str, &str> = HashMap::new();
@@ -154,6 +157,15 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
                 }
             }
             Kind::Search => *stats.searches.entry(e.front.clone()).or_default() += 1,
+            Kind::Automation => {
+                let job = e.rule.as_deref().unwrap_or("unknown");
+                let change = delivered.entry(&e.id).or_insert((job, false, None));
+                match e.fate {
+                    Fate::Shown => change.1 = true,
+                    Fate::Accepted | Fate::Edited | Fate::Rejected => change.2 = Some(e.fate),
+                    _ => {}
+                }
+            }
         }
     }
     for (model, shown, decision) in runs.values() {
@@ -171,9 +183,15 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
             tally(&mut stats.notes, decision.filter(|d| *d != Fate::Expired));
         }
     }
+    for (job, shown, decision) in delivered.values() {
+        if *shown || decision.is_some() {
+            tally(stats.automations.entry((*job).to_owned()).or_default(), *decision);
+        }
+    }
     for d in std::iter::once(&mut stats.agent)
         .chain(stats.models.values_mut())
         .chain(std::iter::once(&mut stats.notes))
+        .chain(stats.automations.values_mut())
     {
         d.acceptance = (d.shown > 0).then(|| (d.accepted + d.edited) as f64 / d.shown as f64);
     }

@@ -105,7 +105,7 @@ impl Default for Retry {
 }
 
 /// A client of one GitHub API (`https://api.github.com`, or a GitHub Enterprise Server's).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Client {
     agent: ureq::Agent,
     api: String,

@@ -75,6 +75,10 @@ pub struct PullRequest {
     pub fork: bool,
     /// Its labels.
     pub labels: Vec<String>,
+    /// Its head branch's name (`pull_request.head.ref`), when the event says.
+    pub head_ref: Option<String>,
+    /// The repository's default branch, when the event says.
+    pub default_branch: Option<String>,
 }
 
 impl PullRequest {
@@ -154,6 +158,11 @@ impl PullRequest {
                 .flatten()
                 .filter_map(|l| l["name"].as_str().map(str::to_owned))
                 .collect(),
+            head_ref: pr["head"]["ref"].as_str().map(str::to_owned),
+            default_branch: pr["base"]["repo"]["default_branch"]
+                .as_str()
+                .or_else(|| event["repository"]["default_branch"].as_str())
+                .map(str::to_owned),
         })
     }
 
@@ -199,6 +208,50 @@ pub fn job(root: &Path) -> Result<Job, Error> {
         _ => None,
     };
     Ok(Job { pr, client, why_not, options: Options { settings }, config })
+}
+
+/// The repository of a CI job that is not a pull request's (a scheduled run, a job started by
+/// hand): `GITHUB_REPOSITORY`, `GITHUB_API_URL`, `GITHUB_TOKEN`, and the default branch from
+/// the event (`GITHUB_EVENT_PATH`'s `repository.default_branch`) or `GITHUB_REF_NAME`.
+#[derive(Debug)]
+pub struct RepositoryJob {
+    /// The owner.
+    pub owner: String,
+    /// The name.
+    pub repo: String,
+    /// The default branch, when known.
+    pub default_branch: Option<String>,
+    /// The client; `None` without a token.
+    pub client: Option<Client>,
+}
+
+/// This process's [`RepositoryJob`]; `None` outside a CI job (no `GITHUB_REPOSITORY`).
+pub fn repository_job() -> Result<Option<RepositoryJob>, Error> {
+    let set = |name: &str| sift_env::get(name).filter(|v| !v.trim().is_empty());
+    let Some(repository) = set("GITHUB_REPOSITORY") else { return Ok(None) };
+    let (owner, repo) = repository
+        .split_once('/')
+        .filter(|(o, r)| !o.is_empty() && !r.is_empty() && !r.contains('/'))
+        .ok_or_else(|| {
+            Error::Event(format!("GITHUB_REPOSITORY {repository:?} is not owner/name"))
+        })?;
+    let event: Value = set("GITHUB_EVENT_PATH")
+        .and_then(|p| std::fs::read_to_string(p).ok())
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let default_branch = event["repository"]["default_branch"]
+        .as_str()
+        .map(str::to_owned)
+        .or_else(|| set("GITHUB_REF_NAME"));
+    let api = set("GITHUB_API_URL").unwrap_or_else(|| "https://api.github.com".into());
+    let client = set("GITHUB_TOKEN")
+        .map(|t| Client::new(api.trim_end_matches('/'), Token::new(t), Retry::default()));
+    Ok(Some(RepositoryJob {
+        owner: owner.to_owned(),
+        repo: repo.to_owned(),
+        default_branch,
+        client,
+    }))
 }
 
 /// How [`post`] posts.

@@ -48,6 +48,104 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
     Ok(out.stdout)
 }
 
+/// Runs git in `dir` with `env` set and `stdin` written to it; its stdout, as [`git`].
+pub(crate) fn git_with(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+    stdin: &[u8],
+) -> Result<Vec<u8>> {
+    use std::io::Write;
+    let mut child = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "core.quotePath=false"])
+        .args(args)
+        .env_remove("GIT_EXTERNAL_DIFF")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|source| Error::GitMissing { source })?;
+    if let Some(mut input) = child.stdin.take() {
+        // A git that exits early closes its end: its status says why.
+        let _ = input.write_all(stdin);
+    }
+    let out = child.wait_with_output().map_err(|source| Error::GitMissing { source })?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
+        return Err(Error::Git {
+            command: args.first().copied().unwrap_or("").to_string(),
+            dir: dir.to_path_buf(),
+            message: line.to_string(),
+        });
+    }
+    Ok(out.stdout)
+}
+
+/// A commit of `files` (path, new contents; `None` deletes it) on top of `parent`, made
+/// without touching the working tree, the index or any branch: blobs are written, a tree is
+/// built in a temporary index under `scratch`, and the commit is returned by its id.
+pub(crate) fn commit_files(
+    root: &Path,
+    parent: &str,
+    files: &[(String, Option<String>)],
+    message: &str,
+    scratch: &Path,
+) -> Result<String> {
+    let index = scratch.join(format!("sift-index-{}", std::process::id()));
+    let index_path = index.to_string_lossy().into_owned();
+    let env = [("GIT_INDEX_FILE", index_path.as_str())];
+    let text = |out: Vec<u8>| String::from_utf8_lossy(&out).trim().to_string();
+    let result = (|| {
+        git_with(root, &["read-tree", parent], &env, b"")?;
+        for (path, contents) in files {
+            match contents {
+                Some(contents) => {
+                    let blob = text(git_with(
+                        root,
+                        &["hash-object", "-w", "--stdin"],
+                        &env,
+                        contents.as_bytes(),
+                    )?);
+                    // An existing file keeps its mode (an executable stays one).
+                    let listed = git(root, &["ls-tree", parent, "--", path]).unwrap_or_default();
+                    let mode = String::from_utf8_lossy(&listed)
+                        .split_whitespace()
+                        .next()
+                        .filter(|m| m.starts_with("100"))
+                        .unwrap_or("100644")
+                        .to_owned();
+                    let info = format!("{mode},{blob},{path}");
+                    git_with(root, &["update-index", "--add", "--cacheinfo", &info], &env, b"")?;
+                }
+                None => {
+                    git_with(root, &["update-index", "--force-remove", "--", path], &env, b"")?;
+                }
+            }
+        }
+        let tree = text(git_with(root, &["write-tree"], &env, b"")?);
+        let identity = [
+            ("GIT_INDEX_FILE", index_path.as_str()),
+            ("GIT_AUTHOR_NAME", "sift"),
+            ("GIT_AUTHOR_EMAIL", "sift@users.noreply.github.com"),
+            ("GIT_COMMITTER_NAME", "sift"),
+            ("GIT_COMMITTER_EMAIL", "sift@users.noreply.github.com"),
+        ];
+        let commit = git_with(
+            root,
+            &["commit-tree", &tree, "-p", parent, "-F", "-"],
+            &identity,
+            message.as_bytes(),
+        )?;
+        Ok(text(commit))
+    })();
+    let _ = std::fs::remove_file(&index);
+    result
+}
+
 /// The repository's top folder, or `None` outside a git repository.
 pub fn toplevel(dir: &Path) -> Option<PathBuf> {
     let out = git(dir, &["rev-parse", "--show-toplevel"]).ok()?;

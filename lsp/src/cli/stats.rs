@@ -137,6 +137,16 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
             n.shown, n.accepted, n.rejected
         )?;
     }
+    for (job, d) in &figures.automations {
+        writeln!(
+            out,
+            "automation {job}: {} change(s) delivered, {} taken, {} not decided{}",
+            d.shown,
+            d.accepted + d.edited,
+            d.undecided,
+            d.acceptance.map_or(String::new(), |a| format!(" ({:.0} % taken)", a * 100.0))
+        )?;
+    }
     writeln!(
         out,
         "\nthe record: {} ({bytes} bytes, {} record(s){}; on this machine only; `sift feedback clear` deletes it)",

@@ -108,6 +108,16 @@ pub static VARS: &[Var] = &[
         "`sift review --post github`: the API's address; default `https://api.github.com` (GitHub Enterprise Server sets its own)",
     ),
     var(
+        "GITHUB_EVENT_NAME",
+        Kind::Platform,
+        "`sift automate run`: the event that started the job; a pull request's event (`pull_request…`) runs the pull request's jobs",
+    ),
+    var(
+        "GITHUB_REF_NAME",
+        Kind::Platform,
+        "`sift automate run`: the branch a job outside a pull request runs on, the base of a branch delivery when the event names no default branch",
+    ),
+    var(
         "PATH",
         Kind::Passed,
         "where the sandbox and the checkers look for commands; passed to them",

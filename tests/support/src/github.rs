@@ -45,6 +45,11 @@ pub struct State {
     pub refuse_lines_after: Option<u64>,
     /// The review threads resolved (GraphQL's `resolveReviewThread`), by their first comment.
     pub resolved: std::collections::BTreeSet<u64>,
+    /// Pull requests opened through the API (an automation's branch delivery).
+    pub pulls: Vec<Value>,
+    /// What a new pull request looks like before its own fields are set: GitHub's own example
+    /// ([`Prism::example`]) when there is one, so that its answers pass the description.
+    pub pull_example: Option<Value>,
     next_id: u64,
 }
 
@@ -114,6 +119,18 @@ impl StandIn {
         })
     }
 
+    /// Closes pull request `number`, merged or not.
+    pub fn close_pull(&self, number: u64, merged: bool) {
+        self.with(|s| {
+            if let Some(p) = s.pulls.iter_mut().find(|p| p["number"] == number) {
+                p["state"] = "closed".into();
+                p["closed_at"] = "2026-12-07T01:00:00Z".into();
+                p["merged"] = merged.into();
+                p["merged_at"] = if merged { "2026-12-07T01:00:00Z".into() } else { Value::Null };
+            }
+        });
+    }
+
     /// `login` reacts to comment `id` with `content` (`-1` for 👎).
     pub fn react(&self, id: u64, login: &str, content: &str) {
         self.with(|s| {
@@ -170,6 +187,31 @@ fn comment(id: u64, login: &str, body: &str, path: &Value, line: Option<u64>, po
         "reactions": {"url": url, "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "confused": 0,
                       "heart": 0, "hooray": 0, "eyes": 0, "rocket": 0},
     })
+}
+
+/// A query value, percent-decoded.
+fn decode(value: &str) -> String {
+    let bytes = value.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(b)) => {
+                out.push(b);
+                i += 3;
+            }
+            (b'+', _) => {
+                out.push(b' ');
+                i += 1;
+            }
+            (b, _) => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn respond(out: &mut TcpStream, status: u16, headers: &[(String, String)], body: &str) {
@@ -364,6 +406,60 @@ fn answer(s: &mut State, r: &Recorded, port: u16) -> (u16, Value) {
                 "pageInfo": {"hasNextPage": false, "endCursor": null}, "nodes": nodes}}}}}),
             )
         }
+        ("GET", ["repos", _, _, "pulls"]) => {
+            let field = |name: &str| {
+                query.split('&').find_map(|kv| kv.strip_prefix(&format!("{name}=")[..]))
+            };
+            let state = field("state").unwrap_or("open");
+            let head = field("head").map(decode);
+            let list: Vec<Value> = s
+                .pulls
+                .iter()
+                .filter(|p| state == "all" || p["state"] == state)
+                .filter(|p| {
+                    head.as_ref().is_none_or(|h| h.split(':').nth(1) == p["head"]["ref"].as_str())
+                })
+                .cloned()
+                .collect();
+            (200, paged(list))
+        }
+        ("POST", ["repos", _, _, "pulls"]) => {
+            let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+            s.next_id += 1;
+            let number = s.pulls.len() as u64 + 100;
+            let url = format!("http://127.0.0.1:{port}/o/r/pull/{number}");
+            let mut p = s.pull_example.clone().unwrap_or_else(|| json!({"head": {}, "base": {}}));
+            p["id"] = s.next_id.into();
+            p["number"] = number.into();
+            p["state"] = "open".into();
+            p["title"] = body["title"].clone();
+            p["body"] = body["body"].clone();
+            p["html_url"] = url.into();
+            p["merged"] = false.into();
+            p["merged_at"] = Value::Null;
+            p["closed_at"] = Value::Null;
+            p["head"]["ref"] = body["head"].clone();
+            p["base"]["ref"] = body["base"].clone();
+            p["user"] = user(BOT, port);
+            // (GitHub's own example lists a team without the `type` its description requires.)
+            p["requested_teams"] = json!([]);
+            p["requested_reviewers"] = json!([]);
+            s.pulls.push(p.clone());
+            (201, p)
+        }
+        ("PATCH", ["repos", _, _, "pulls", number]) => {
+            let body: Value = serde_json::from_str(&r.body).unwrap_or_default();
+            let number = number.parse::<u64>().unwrap_or(0);
+            match s.pulls.iter_mut().find(|p| p["number"] == number) {
+                Some(p) => {
+                    if let Some(text) = body.get("body") {
+                        p["body"] = text.clone();
+                    }
+                    (200, p.clone())
+                }
+                None => not_found,
+            }
+        }
         ("GET", ["repos", _, _, "collaborators", login, "permission"]) => {
             let permission = s.permissions.get(*login).cloned().unwrap_or_else(|| "none".into());
             let role = if permission == "none" { "none".to_string() } else { permission.clone() };
@@ -415,6 +511,15 @@ impl Prism {
     /// Its address.
     pub fn url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// GitHub's own example `name` from the description Prism validates with (beside its
+    /// launcher: `github.json`), e.g. `pull-request`.
+    pub fn example(name: &str) -> Option<Value> {
+        let launcher = std::env::var_os("SIFT_PRISM")?;
+        let spec = std::path::Path::new(&launcher).parent()?.join("github.json");
+        let spec: Value = serde_json::from_str(&std::fs::read_to_string(spec).ok()?).ok()?;
+        spec["components"]["examples"][name]["value"].as_object().map(|o| Value::Object(o.clone()))
     }
 
     /// Every request Prism received validated against GitHub's description and went on to
