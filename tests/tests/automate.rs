@@ -679,3 +679,33 @@ fn a_report_is_posted_once_while_it_says_the_same() {
     assert!(suggestions(&standin).is_empty(), "a report delivers no change");
     validated(&prism, &standin);
 }
+
+/// Best-of-N: the first-ranked attempt whose checks pass is the one delivered.
+#[test]
+fn best_of_n_delivers_the_attempt_whose_checks_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "-b", "main"]);
+    write(root, "notes.txt", "# end\n");
+    let job = "[[job]]\nname = \"two\"\non = \"manual\"\ntask = \"t\"\nattempts = 2\ndeliver = \"patch\"\nchecks = [\"grep -q good notes.txt\"]\n";
+    write(root, ".sift/automations.toml", job);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "a job"]);
+    let attempt = |word: &str| {
+        let args =
+            json!({"path": "notes.txt", "old_text": "# end", "new_text": format!("{word}\n# end")});
+        [Reply::tool_calls(&[("c1", "edit", &args.to_string())]), Reply::text(&["Done."])]
+    };
+    let model = FakeServer::start(attempt("bad").into_iter().chain(attempt("good"))).unwrap();
+    let out_dir = tempfile::tempdir().unwrap();
+    let out = automate_cmd(root, &model, &["run", "--job", "two", "--out"])
+        .arg(out_dir.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let patch = std::fs::read_to_string(out_dir.path().join("two.patch")).unwrap();
+    assert!(patch.contains("+good") && !patch.contains("+bad"), "{patch}");
+    assert_eq!(model.requests().len(), 4, "both attempts ran");
+    let picks = std::fs::read_to_string(root.join(".sift/agent/picks.jsonl")).unwrap();
+    assert!(picks.contains("\"ranked_first\":0,\"picked\":1"), "the pick is recorded: {picks}");
+}

@@ -1,19 +1,18 @@
 //! Automations: the team's own agent jobs, committed in `.sift/automations.toml`, run on a pull
-//! request (or by hand) with the agent in the sandbox, and delivered as something a person
-//! reviews: suggestion comments on the pull request, or a patch file.
+//! request, a schedule or by hand with the agent in the sandbox, and delivered as something a
+//! person reviews (see `docs/automate.md`).
 //!
 //! - Jobs are data ([`Jobs`]); on a pull request they are read **from the base revision only**
 //!   ([`Jobs::for_pull_request`]): a pull request cannot add or change a job that runs on itself,
 //!   and each job it adds or changes is reported instead.
 //! - [`Job::matches`] decides whether a pull request triggers a job (paths, labels, size).
 //! - [`task`] fills a job's template with the change (`{diff}`, `{files}`, `{findings}`).
+//! - [`run`]: the agent (one run, or best-of-N with the checks picking the attempt), then the
+//!   job's checks in the sandbox.
 //! - [`deliver`]: the run's change as suggestion comments (one thread per suggestion across
-//!   pushes, through the review bot's client) or a patch.
-//!
+//!   pushes, through the review bot's client), a branch and pull request, a report, or a patch.
 //! - [`runs`]: the log of runs; with the agent's transcript as the checkpoint, a run cut off
 //!   (killed, the model failed) resumes without running a finished tool call again.
-//!
-//! Not built yet: best-of-N for jobs.
 
 pub mod deliver;
 pub mod runs;
@@ -86,6 +85,10 @@ pub struct Job {
     /// The agent's steps at most (default: `[agent] max_steps`).
     #[serde(default)]
     pub max_steps: Option<usize>,
+    /// Independent attempts (best-of-N): the first-ranked attempt whose checks pass is
+    /// delivered. Attempts are not checkpointed: a killed best-of-N run starts again.
+    #[serde(default)]
+    pub attempts: Option<usize>,
     /// Hosts the job's commands and checks may reach, besides `[sandbox] allow_net` (the same
     /// forms: `host`, `host:port`, `*.domain`): through the sandbox's checking proxy, on a
     /// machine with network namespaces (elsewhere the job fails to start rather than opening
@@ -357,6 +360,7 @@ pub fn run(
     use crate::agent::launch::{self, Request};
     let store = &setup.store;
     let unsaved = std::collections::BTreeMap::new();
+    let attempts = job.attempts.unwrap_or(1).max(1);
     let (request, mut record) = match resume {
         Some(record) => {
             let transcript = Transcript::open(store, &record.run);
@@ -371,10 +375,9 @@ pub fn run(
             (request, record.clone())
         }
         None => {
-            let transcript = Transcript::create(store).map_err(|e| e.to_string())?;
             let now = crate::agent::transcript::now();
-            let record = runs::RunRecord {
-                run: transcript.id().to_owned(),
+            let mut record = runs::RunRecord {
+                run: String::new(),
                 job: job.clone(),
                 key: key.to_owned(),
                 state: runs::State::Running,
@@ -382,19 +385,55 @@ pub fn run(
                 time: now,
                 detail: String::new(),
             };
-            runs::record(store, &record)?;
-            let request =
-                Request { task, attempts: 1, resume: None, transcript: Some(transcript), options };
-            (request, record)
+            // One run is checkpointed from its first step; best-of-N attempts are not (a
+            // killed one starts again).
+            let transcript = if attempts == 1 {
+                let transcript = Transcript::create(store).map_err(|e| e.to_string())?;
+                record.run = transcript.id().to_owned();
+                runs::record(store, &record)?;
+                Some(transcript)
+            } else {
+                None
+            };
+            (Request { task, attempts, resume: None, transcript, options }, record)
         }
     };
     let finished =
         launch::launch(setup, workspace, &unsaved, model, request, cancel, &mut |_, _| {})
             .map_err(|e| e.to_string())?;
-    let outcome = finished.outcome;
+    // Best-of-N: the first-ranked attempt whose checks pass (the ranking's first otherwise).
+    let mut chosen = finished.outcome.clone();
+    let mut checks = Vec::new();
+    let mut picked = None;
+    if !finished.attempts.is_empty() && job.deliver != Delivery::Report {
+        for attempt in &finished.attempts {
+            let outcome = &attempt.outcome;
+            if outcome.stop != crate::agent::Stop::Done
+                || outcome.changes.changed_paths().is_empty()
+            {
+                continue;
+            }
+            let checked = check(setup, job, &outcome.changes, cancel)?;
+            let passed = checked.iter().all(|c| c.passed);
+            if passed || picked.is_none() {
+                chosen = outcome.clone();
+                checks = checked;
+                picked = Some(attempt.index);
+            }
+            if passed {
+                break;
+            }
+        }
+        finished.record_pick(setup, picked);
+    }
+    let outcome = chosen;
+    let id = outcome.transcript.clone().unwrap_or_else(|| finished.id.clone());
+    if record.run.is_empty() {
+        record.run = id.clone();
+    }
     let stop = outcome.stop.describe(&options.budget);
     let done = outcome.stop == crate::agent::Stop::Done;
-    let used = Transcript::open(store, &finished.id).resume().unwrap_or_default();
+    let used = Transcript::open(store, &id).resume().unwrap_or_default();
     record.time = crate::agent::transcript::now();
     record.state = match &outcome.stop {
         crate::agent::Stop::Done => runs::State::Running,
@@ -405,17 +444,16 @@ pub fn run(
     };
     record.detail = stop.clone();
     let mut ran = Ran {
-        run: finished.id,
+        run: id,
         stop,
         done,
         answer: outcome.answer,
         changes: outcome.changes,
-        checks: Vec::new(),
+        checks,
         steps: used.steps,
         tokens: used.tokens,
         record,
     };
-    let files = ran.changes.changed_paths();
     if !done {
         runs::record(store, &ran.record)?;
         return Ok(ran);
@@ -425,18 +463,37 @@ pub fn run(
         ran.changes = crate::agent::Changes::new();
         return Ok(ran);
     }
-    if files.is_empty() {
+    if ran.changes.changed_paths().is_empty() {
         ran.finish(store, runs::State::NoChange, "no change");
         return Ok(ran);
     }
-    if job.checks.is_empty() {
-        return Ok(ran);
+    if picked.is_none() {
+        ran.checks = check(setup, job, &ran.changes, cancel)?;
     }
-    ran.changes
-        .apply(&setup.policy)
-        .map_err(|e| format!("write the change for the checks: {e}"))?;
+    if let Some(failed) = ran.checks.iter().find(|c| !c.passed) {
+        let detail = format!("check `{}` failed", failed.command);
+        ran.finish(store, runs::State::ChecksFailed, &detail);
+    }
+    Ok(ran)
+}
+
+/// Runs `job`'s checks on `changes`: the change written to the working tree, each check in the
+/// sandbox (`{files}`: the changed files, quoted) until one fails, then the files put back as
+/// they were, whatever the checks did.
+fn check(
+    setup: &crate::agent::Setup,
+    job: &Job,
+    changes: &crate::agent::Changes,
+    cancel: &crate::llm::Cancel,
+) -> Result<Vec<Checked>, String> {
+    if job.checks.is_empty() {
+        return Ok(Vec::new());
+    }
+    let files = changes.changed_paths();
+    changes.apply(&setup.policy).map_err(|e| format!("write the change for the checks: {e}"))?;
     let quoted: Vec<String> =
         files.iter().map(|f| format!("'{}'", f.replace('\'', "'\\''"))).collect();
+    let mut checks = Vec::new();
     for check in &job.checks {
         let command = check.replace("{files}", &quoted.join(" "));
         let sandboxed = crate::sandbox::Command::new("sh", ["-c", command.as_str()]);
@@ -450,22 +507,18 @@ pub fn run(
             }
             Err(e) => (false, e.to_string()),
         };
-        ran.checks.push(Checked { command, passed, output });
+        checks.push(Checked { command, passed, output });
         if !passed {
             break;
         }
     }
     // Back as they were: the reverse change.
     let mut back = crate::agent::Changes::new();
-    for (path, pending) in ran.changes.iter() {
+    for (path, pending) in changes.iter() {
         back.set(path, pending.current.clone(), pending.original.clone());
     }
     back.apply(&setup.policy).map_err(|e| format!("put the files back after the checks: {e}"))?;
-    if let Some(failed) = ran.checks.iter().find(|c| !c.passed) {
-        let detail = format!("check `{}` failed", failed.command);
-        ran.finish(store, runs::State::ChecksFailed, &detail);
-    }
-    Ok(ran)
+    Ok(checks)
 }
 
 #[cfg(test)]
