@@ -40,6 +40,7 @@ pub mod open;
 pub mod review;
 pub mod search;
 pub mod store;
+pub mod tune;
 pub mod watch;
 pub mod workspace;
 

@@ -39,6 +39,10 @@ pub const LEARNED_ENTRIES: &[Entry] = &[Entry::shared_file("learned", "learned.t
 /// `.sift/automations.toml`: the team's agent jobs (shared, committed; `automate`).
 pub const AUTOMATE_ENTRIES: &[Entry] = &[Entry::shared_file("automate", "automations.toml")];
 
+/// `.sift/models/`: the model tuned on this repository (`sift model tune`), kept out of git
+/// like the index it serves (about 12 MB; a team may commit it).
+pub const TUNE_ENTRIES: &[Entry] = &[Entry::cache_dir("tune", "models")];
+
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,
@@ -49,6 +53,7 @@ pub const REGISTRY: Registry = &[
     FATES_ENTRIES,
     LEARNED_ENTRIES,
     AUTOMATE_ENTRIES,
+    TUNE_ENTRIES,
 ];
 
 /// Opens the `.sift/` store of the repository at `root` (see [`Store::open`]): fails when the

@@ -19,7 +19,7 @@ pub const SECTION: Section = Section {
             default: Default::Text(DEFAULT_MODEL),
             env: Some("SIFT_EMBED_MODEL"),
             in_files: true,
-            doc: "A model in sift's model directory (\"all-minilm-l6-v2-static\"; \"all-minilm-l6-v2\", the transformer: better results, much slower to embed), or a model directory (a path with a /).",
+            doc: "A model in sift's model directory (\"all-minilm-l6-v2-static\"; \"all-minilm-l6-v2\", the transformer: better results, much slower to embed), or a model directory (a path with a /). Unset, the model `sift model tune` kept for the repository (.sift/models/tuned) serves when there is one.",
         },
         Key {
             name: "upgrade",
@@ -75,7 +75,26 @@ pub const SECTION: Section = Section {
 
 impl Config {
     /// `[embed]`.
+    ///
+    /// While `model` is not set anywhere (its default), the model tuned on this repository
+    /// (`.sift/models/tuned`, `sift model tune`) serves when there is one.
     pub fn embed(&self) -> Result<EmbedConfig, Invalid> {
+        let mut embed = self.embed_untuned()?;
+        let s = self.section(&SECTION)?;
+        if s.source("model") == super::Source::Default
+            && let Some(root) = &self.root
+        {
+            let tuned = crate::tune::tuned_dir(root);
+            if tuned.join("sift-model.toml").is_file() {
+                embed.model = Some(tuned.display().to_string());
+            }
+        }
+        Ok(embed)
+    }
+
+    /// `[embed]` as configured, whether or not a tuned model exists (the model
+    /// `sift model tune` starts from).
+    pub fn embed_untuned(&self) -> Result<EmbedConfig, Invalid> {
         let s = self.section(&SECTION)?;
         Ok(EmbedConfig {
             model: s.opt_text("model"),

@@ -1,5 +1,5 @@
-//! `sift model`: install the models, say which ones would be used and why, and chat with the
-//! language model.
+//! `sift model`: install the models, say which ones would be used and why, tune the static
+//! model on the repository, and chat with the language model.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -43,6 +43,32 @@ enum ModelCommand {
     /// Ask the language model one question and stream its answer to stdout (usage and why it
     /// stopped go to stderr). Ctrl-C stops it.
     Chat(ChatArgs),
+    /// Train the static model on this repository (its chunks, docstrings and history, with the
+    /// transformer as teacher); kept only when it beats the base model on the newest commits
+    /// and held-back docstrings, which it never saw. --reset returns to the base model.
+    Tune(TuneArgs),
+}
+
+/// Arguments of `sift model tune`.
+#[derive(Debug, Args)]
+struct TuneArgs {
+    #[command(flatten)]
+    repo: RepoArgs,
+    /// Remove the tuned model: the base model serves again.
+    #[arg(long)]
+    reset: bool,
+    /// Training passes.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    epochs: usize,
+    /// The seed of the shuffle (the same seed and history, the same model).
+    #[arg(long, value_name = "S", default_value_t = 11)]
+    seed: u64,
+    /// The most commits read, newest first.
+    #[arg(long, value_name = "N", default_value_t = 5000)]
+    max_commits: usize,
+    /// Print the provenance as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 /// Arguments of `sift model chat`.
@@ -91,7 +117,63 @@ pub fn run(args: ModelArgs) -> Result<ExitCode> {
         }
         ModelCommand::Info { repo, check } => info(&repo, check),
         ModelCommand::Chat(args) => chat(args),
+        ModelCommand::Tune(args) => tune(args),
     }
+}
+
+#[allow(clippy::print_stdout)]
+fn tune(args: TuneArgs) -> Result<ExitCode> {
+    let root = args.repo.folder()?;
+    if args.reset {
+        if sift_engine::tune::reset(&root).map_err(anyhow::Error::msg)? {
+            eprintln!("removed the tuned model: the base model serves this repository again");
+        } else {
+            eprintln!("no tuned model here: the base model already serves this repository");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let config = super::load_config(&root, &[])?;
+    let embed = config.embed_untuned()?;
+    let every = sift_engine::index::UpdateOptions::default().commit_interval;
+    let console = super::progress::Terminal;
+    let index =
+        sift_engine::open::index(&root, false, || Ok(config.update_options(every)?), &console)?;
+    let options = sift_engine::tune::Options {
+        train: embed::tune::TrainOptions {
+            epochs: args.epochs,
+            seed: args.seed,
+            ..Default::default()
+        },
+        max_commits: args.max_commits,
+        ..Default::default()
+    };
+    let bar = super::progress::TerminalProgress::new(false);
+    let tuned =
+        sift_engine::tune::tune(&root, &index, &embed, &options, &bar, &|line| eprintln!("{line}"));
+    bar.finish();
+    let tuned = tuned.map_err(anyhow::Error::msg)?;
+    let p = &tuned.provenance;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(p)?);
+    }
+    eprintln!("held out (Acc@5: a query's top five files hold one of its files), base → tuned:");
+    for f in &p.figures {
+        eprintln!("  {:<24} {:>5} queries  {:.3} → {:.3}", f.set, f.queries, f.base, f.tuned);
+    }
+    eprintln!(
+        "fit to the teacher (mean cosine of the training texts): {:.3} → {:.3}; {:.0} s",
+        p.fit.0, p.fit.1, p.seconds
+    );
+    match &tuned.dir {
+        Some(dir) => eprintln!(
+            "kept: {}. {} serves this repository from now on (lexical weight {}); the next index or search embeds the chunks with it",
+            p.verdict,
+            dir.display(),
+            p.lexical_weight
+        ),
+        None => eprintln!("discarded: {}; the base model still serves", p.verdict),
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The language-model configuration for a repository (files and environment).
@@ -268,6 +350,32 @@ fn info(repo: &RepoArgs, check: bool) -> Result<ExitCode> {
             }
         }
         Err(e) => println!("  not usable: {e}"),
+    }
+    match sift_engine::tune::current(&repo.root()) {
+        Some(p) => {
+            println!(
+                "  tuned on this repository on {} from {} with {} as teacher: {} chunks, {} docstrings, {} commits (the newest {} held out)",
+                p.date,
+                p.base,
+                p.teacher,
+                p.chunks,
+                p.docs.0,
+                p.trained_commits.len(),
+                p.held_out_commits.len()
+            );
+            for f in &p.figures {
+                println!(
+                    "  held out: {} ({} queries) Acc@5 {:.3}, base {:.3}",
+                    f.set, f.queries, f.tuned, f.base
+                );
+            }
+            println!("  `sift model tune --reset` returns to {}", p.base);
+        }
+        None => {
+            if let Some(p) = sift_engine::tune::last(&repo.root()) {
+                println!("  the last tune ({}) was discarded: {}", p.date, p.verdict);
+            }
+        }
     }
     if let Some(up) = config.upgrade_config() {
         let name = up.model_name();

@@ -15,6 +15,7 @@ pub mod install;
 mod onnx_graph;
 pub mod static_model;
 pub mod transformer;
+pub mod tune;
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
