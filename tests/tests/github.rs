@@ -477,3 +477,43 @@ fn a_finding_that_comes_back_reopens_its_thread() {
     assert!(!standin.with(|s| s.resolved.contains(&id)), "unresolved again");
     validated(&prism, &standin);
 }
+
+/// The pull request merges with a finding still open and another fixed: the merge's run records
+/// the open one as ignored (merged untouched), posts nothing, and `sift stats` shows the rule's
+/// resolution rate.
+#[test]
+fn a_merge_records_the_findings_left_open_as_ignored() {
+    let standin = StandIn::start(CANARY).unwrap();
+    let prism = Prism::start(&standin.url());
+    let api = through(&prism, &standin);
+    let dir = repo();
+    let events = tempfile::tempdir().unwrap();
+    let ev = push(dir.path(), &format!("{BASE}{F}"), events.path());
+    assert!(bot(dir.path(), &ev, &api, CANARY, &[]).status.success());
+    let posted = standin.with(|s| s.requests.iter().filter(|r| r.method == "POST").count());
+    // Closed and merged: the event says so (GitHub checks out the merge; sift reviews nothing).
+    let mut event: Value = serde_json::from_str(&std::fs::read_to_string(&ev).unwrap()).unwrap();
+    event["action"] = "closed".into();
+    event["pull_request"]["merged"] = true.into();
+    std::fs::write(&ev, event.to_string()).unwrap();
+    let out = bot(dir.path(), &ev, &api, CANARY, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("o/r#7 merged with 1 finding still open: recorded as ignored"),
+        "{}",
+        stderr(&out)
+    );
+    let after = standin.with(|s| s.requests.iter().filter(|r| r.method == "POST").count());
+    assert_eq!(after, posted, "nothing posted on the merge");
+    let fates = std::fs::read_to_string(dir.path().join(".sift/fates/fates.jsonl")).unwrap();
+    assert!(fates.contains("\"ignored\""), "{fates}");
+    let stats = sift().args(["stats", "--json", "--path"]).arg(dir.path()).output().unwrap();
+    let stats: Value = serde_json::from_str(&stdout(&stats)).unwrap();
+    let rule = &stats["stats"]["rules"]["python/mutable-default-arg"];
+    assert_eq!(
+        (rule["ignored"].as_u64(), rule["resolution"].as_f64()),
+        (Some(1), Some(0.0)),
+        "none of the rule's findings was fixed: {stats}"
+    );
+    validated(&prism, &standin);
+}

@@ -84,6 +84,8 @@ pub enum Fate {
     Silenced,
     /// The user fixed what a finding flagged, in a later change.
     Fixed,
+    /// A finding still open when its pull request merged: the flagged code went in untouched.
+    Ignored,
     /// A note gone stale, or a suggestion no longer current.
     Expired,
     /// How much of an accepted run's code is still there (`count`: percent; `reason`: when,

@@ -95,6 +95,10 @@ pub struct RuleFates {
     pub silenced: usize,
     /// Fixed by the user.
     pub fixed: usize,
+    /// Merged with the flagged code untouched.
+    pub ignored: usize,
+    /// Fixed of those fixed or merged untouched (the resolution rate); none when neither.
+    pub resolution: Option<f64>,
 }
 
 /// Sums `events` between `since` (none: from the first) and `until`.
@@ -211,8 +215,13 @@ pub fn compute(events: &[Event], since: Option<u64>, until: u64) -> Stats {
             Fate::Forgotten => r.forgotten += 1,
             Fate::Silenced => r.silenced += 1,
             Fate::Fixed => r.fixed += 1,
+            Fate::Ignored => r.ignored += 1,
             _ => {}
         }
+    }
+    for r in stats.rules.values_mut() {
+        let decided = r.fixed + r.ignored;
+        r.resolution = (decided > 0).then(|| r.fixed as f64 / decided as f64);
     }
     let first = since.or_else(|| period.iter().map(|e| e.at).min()).unwrap_or(until);
     let days = ((until.saturating_sub(first)) / DAY + 1) as usize;

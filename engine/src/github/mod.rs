@@ -79,6 +79,8 @@ pub struct PullRequest {
     pub head_ref: Option<String>,
     /// The repository's default branch, when the event says.
     pub default_branch: Option<String>,
+    /// Whether it was merged (a `closed` event of a merged pull request).
+    pub merged: bool,
 }
 
 impl PullRequest {
@@ -159,6 +161,7 @@ impl PullRequest {
                 .filter_map(|l| l["name"].as_str().map(str::to_owned))
                 .collect(),
             head_ref: pr["head"]["ref"].as_str().map(str::to_owned),
+            merged: pr["merged"].as_bool().unwrap_or(false),
             default_branch: pr["base"]["repo"]["default_branch"]
                 .as_str()
                 .or_else(|| event["repository"]["default_branch"].as_str())
@@ -281,6 +284,29 @@ pub struct Posted {
     /// What the user should know (a verdict from someone without write access, comments
     /// GitHub would not take inline).
     pub notes: Vec<String>,
+}
+
+/// A merged pull request: each of the bot's findings still open on it (not fixed, not
+/// dismissed) went in with the flagged code untouched, and is recorded as `ignored` (once: the
+/// merge's run is the last). Nothing is posted. Returns how many.
+pub fn merged(
+    pr: &PullRequest,
+    client: &Client,
+    recorder: &Recorder,
+    options: &Options,
+) -> Result<usize, Error> {
+    let login = login(client, &options.settings)?;
+    let comments =
+        client.get_all(&pr.path(&format!("/pulls/{}/comments", pr.number)), "list the comments")?;
+    let (bot, _) = threads::read_comments(&comments, &login);
+    let open: Vec<&threads::BotComment> =
+        bot.iter().filter(|c| c.state == threads::State::Open).collect();
+    for c in &open {
+        recorder.record(
+            Event::new(Kind::Finding, &c.fingerprint, Fate::Ignored).rule(&c.rule).path(&c.path),
+        );
+    }
+    Ok(open.len())
 }
 
 /// The login of GitHub Actions' own token.

@@ -31,7 +31,8 @@ name: sift review
 
 on:
   pull_request:
-    types: [opened, synchronize, reopened]
+    # closed: a merged pull request's last run records the findings left open (no review).
+    types: [opened, synchronize, reopened, closed]
 
 permissions:
   contents: read
@@ -44,6 +45,8 @@ concurrency:
 
 jobs:
   review:
+    # A pull request closed without merging has nothing left to record.
+    if: github.event.action != 'closed' || github.event.pull_request.merged
     runs-on: ubuntu-latest
     timeout-minutes: 30
     steps:
@@ -81,7 +84,7 @@ jobs:
         run: sift review --post github --format sarif --fail-on error > sift.sarif
 
       - name: Upload the findings to code scanning
-        if: always() && hashFiles('sift.sarif') != ''
+        if: always() && github.event.action != 'closed' && hashFiles('sift.sarif') != ''
         uses: github/codeql-action/upload-sarif@v3
         with:
           sarif_file: sift.sarif

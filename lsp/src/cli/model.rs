@@ -132,6 +132,9 @@ fn tune(args: TuneArgs) -> Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // The editor's server comes first: this process (and the teacher's threads, started
+    // after this) runs at nice 10, as the server's background upgrade pass does.
+    embed::lower_thread_priority();
     let config = super::load_config(&root, &[])?;
     let embed = config.embed_untuned()?;
     let every = sift_engine::index::UpdateOptions::default().commit_interval;

@@ -123,6 +123,11 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
         Some(Post::Github) => Some(github::job(&root).map_err(|e| anyhow::anyhow!("{e}"))?),
         None => None,
     };
+    // A merged pull request's last run: what is still open went in untouched (its fate is
+    // recorded); there is nothing to review or post.
+    if let Some(job) = job.as_ref().filter(|j| j.pr.merged) {
+        return merged(&root, job);
+    }
     let base = args.base.clone().or_else(|| job.as_ref().map(|j| j.pr.base.clone()));
     let choice = match (args.model, args.no_model) {
         (_, true) => ModelChoice::Off,
@@ -275,6 +280,32 @@ pub fn run(args: ReviewArgs) -> Result<ExitCode> {
         });
     }
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// Records the findings a merged pull request left open as ignored.
+fn merged(root: &Path, job: &github::Job) -> Result<ExitCode> {
+    let pr = &job.pr;
+    let at = format!("{}/{}#{}", pr.owner, pr.repo, pr.number);
+    let Some(client) = &job.client else {
+        eprintln!(
+            "{at} merged; nothing recorded: {}",
+            job.why_not.as_deref().unwrap_or("no client")
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    let recorder = sift_engine::fates::Recorder::configured(
+        root,
+        &job.config,
+        sift_engine::fates::Front::GITHUB,
+    );
+    let open =
+        github::merged(pr, client, &recorder, &job.options).map_err(|e| anyhow::anyhow!("{e}"))?;
+    recorder.flush();
+    eprintln!(
+        "{at} merged with {open} finding{} still open: recorded as ignored (merged with the flagged code untouched)",
+        if open == 1 { "" } else { "s" }
+    );
+    Ok(ExitCode::SUCCESS)
 }
 
 /// Posts `reviewed` to the job's pull request and says what it did on stderr; the report on

@@ -104,7 +104,7 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
     let width = figures.rules.keys().map(String::len).max().unwrap_or(0).max(13);
     writeln!(
         out,
-        "\n{:<w$}   {:>7}  dismissed (wrong/noise)  forgotten  silenced  fixed",
+        "\n{:<w$}   {:>7}  dismissed (wrong/noise)  forgotten  silenced  fixed  ignored  resolved",
         "review rules",
         "shown",
         w = width
@@ -115,8 +115,15 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
     for (rule, r) in &figures.rules {
         writeln!(
             out,
-            "  {rule:<width$} {:>7}  {:>10} / {:<10}  {:>9}  {:>8}  {:>5}",
-            r.shown, r.dismissed_wrong, r.dismissed_noise, r.forgotten, r.silenced, r.fixed
+            "  {rule:<width$} {:>7}  {:>10} / {:<10}  {:>9}  {:>8}  {:>5}  {:>7}  {:>8}",
+            r.shown,
+            r.dismissed_wrong,
+            r.dismissed_noise,
+            r.forgotten,
+            r.silenced,
+            r.fixed,
+            r.ignored,
+            r.resolution.map_or("-".to_owned(), |x| format!("{:.0} %", x * 100.0))
         )?;
     }
     let searches: usize = figures.searches.values().sum();
