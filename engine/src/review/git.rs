@@ -36,6 +36,11 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>> {
         .env_remove("GIT_EXTERNAL_DIFF")
         .output()
         .map_err(|source| Error::GitMissing { source })?;
+    finished(dir, args, out)
+}
+
+/// git's stdout when it succeeded, else an error with its first line of stderr.
+fn finished(dir: &Path, args: &[&str], out: std::process::Output) -> Result<Vec<u8>> {
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
@@ -73,16 +78,7 @@ pub(crate) fn git_with(
         let _ = input.write_all(stdin);
     }
     let out = child.wait_with_output().map_err(|source| Error::GitMissing { source })?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let line = stderr.lines().find(|l| !l.trim().is_empty()).unwrap_or("failed").trim();
-        return Err(Error::Git {
-            command: args.first().copied().unwrap_or("").to_string(),
-            dir: dir.to_path_buf(),
-            message: line.to_string(),
-        });
-    }
-    Ok(out.stdout)
+    finished(dir, args, out)
 }
 
 /// A commit of `files` (path, new contents; `None` deletes it) on top of `parent`, made

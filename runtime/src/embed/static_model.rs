@@ -26,7 +26,8 @@ use tokenizers::Tokenizer;
 use super::transformer::{TransformerEmbedder, load_tokenizer, normalize};
 use super::{ModelError, ModelInfo};
 
-const MAGIC: &[u8; 8] = b"SIFTSTA1";
+/// The first bytes of `embeddings.bin`.
+pub(super) const MAGIC: &[u8; 8] = b"SIFTSTA1";
 
 /// Appended to the model's id: the pooling (square-root term frequency) changes the vectors.
 pub(super) const POOLING_SUFFIX: &str = "+sqrt-tf";
@@ -46,25 +47,13 @@ pub struct StaticEmbedder {
 impl StaticEmbedder {
     /// Loads `dir` (`embeddings.bin`, `tokenizer.json`).
     pub fn load(dir: &Path, info: &ModelInfo) -> Result<StaticEmbedder, ModelError> {
-        let path = dir.join("embeddings.bin");
-        let bad = |reason: String| ModelError::Load { path: path.clone(), reason };
-        let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err(bad("not a sift static model (bad magic)".into()));
-        }
-        let vocab = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        let dim = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+        let (vocab, dim, bytes) = read_table(dir)?;
         if dim != info.dim {
-            return Err(bad(format!("{dim} dimensions, but sift-model.toml says {}", info.dim)));
+            let path = dir.join("embeddings.bin");
+            let reason = format!("{dim} dimensions, but sift-model.toml says {}", info.dim);
+            return Err(ModelError::Load { path, reason });
         }
         let row = 4 + dim;
-        if bytes.len() != 16 + vocab * row {
-            return Err(bad(format!(
-                "{} bytes, {} expected for {vocab} tokens of {dim} dimensions (truncated?)",
-                bytes.len(),
-                16 + vocab * row
-            )));
-        }
         let mut scales = Vec::with_capacity(vocab);
         let mut rows = Vec::with_capacity(vocab * dim);
         for r in bytes[16..].chunks_exact(row) {
@@ -101,6 +90,27 @@ impl StaticEmbedder {
         normalize(&mut v);
         Ok(v)
     }
+}
+
+/// `dir/embeddings.bin`, checked: its vocabulary size, dimensions and bytes (the header
+/// included; rows of `4 + dim` bytes from byte 16).
+pub(super) fn read_table(dir: &Path) -> Result<(usize, usize, Vec<u8>), ModelError> {
+    let path = dir.join("embeddings.bin");
+    let bad = |reason: String| ModelError::Load { path: path.clone(), reason };
+    let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
+    if bytes.len() < 16 || &bytes[..8] != MAGIC {
+        return Err(bad("not a sift static model (bad magic)".into()));
+    }
+    let vocab = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
+    let dim = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+    if bytes.len() != 16 + vocab * (4 + dim) {
+        return Err(bad(format!(
+            "{} bytes, {} expected for {vocab} tokens of {dim} dimensions (truncated?)",
+            bytes.len(),
+            16 + vocab * (4 + dim)
+        )));
+    }
+    Ok((vocab, dim, bytes))
 }
 
 impl Embedder for StaticEmbedder {

@@ -19,7 +19,7 @@ use tokenizers::Tokenizer;
 use super::ModelError;
 use super::transformer::load_tokenizer;
 
-const MAGIC: &[u8; 8] = b"SIFTSTA1";
+use super::static_model::MAGIC;
 
 /// A static model's table, in f32, with its tokenizer.
 pub struct Table {
@@ -82,18 +82,8 @@ pub struct Trained {
 impl Table {
     /// Reads the static model in `dir` (`embeddings.bin`, `tokenizer.json`).
     pub fn load(dir: &Path) -> Result<Table, ModelError> {
-        let path = dir.join("embeddings.bin");
-        let bad = |reason: String| ModelError::Load { path: path.clone(), reason };
-        let bytes = std::fs::read(&path).map_err(|e| bad(e.to_string()))?;
-        if bytes.len() < 16 || &bytes[..8] != MAGIC {
-            return Err(bad("not a sift static model (bad magic)".into()));
-        }
-        let vocab = u32::from_le_bytes(bytes[8..12].try_into().expect("4 bytes")) as usize;
-        let dim = u32::from_le_bytes(bytes[12..16].try_into().expect("4 bytes")) as usize;
+        let (vocab, dim, bytes) = super::static_model::read_table(dir)?;
         let row = 4 + dim;
-        if bytes.len() != 16 + vocab * row {
-            return Err(bad(format!("{} bytes, {} expected", bytes.len(), 16 + vocab * row)));
-        }
         let mut rows = Vec::with_capacity(vocab * dim);
         let mut skip = Vec::with_capacity(vocab);
         for r in bytes[16..].chunks_exact(row) {
