@@ -43,6 +43,12 @@ pub const AUTOMATE_ENTRIES: &[Entry] = &[Entry::shared_file("automate", "automat
 /// like the index it serves (about 12 MB; a team may commit it).
 pub const TUNE_ENTRIES: &[Entry] = &[Entry::cache_dir("tune", "models")];
 
+/// The tuned model's folder for the repository at `root` (`.sift/models/tuned`): written by
+/// `tune`, served by `config::embed` while `[embed] model` is unset.
+pub fn tuned_model_dir(root: &Path) -> std::path::PathBuf {
+    root.join(".sift").join("models").join("tuned")
+}
+
 /// Every subsystem's entries in `.sift/`.
 pub const REGISTRY: Registry = &[
     sift_indexer::STORE_ENTRIES,

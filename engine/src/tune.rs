@@ -35,8 +35,6 @@ use sift_indexer::update::Progress;
 use sift_runtime::embed::tune::{Example, Table, TrainOptions, train};
 use sift_runtime::embed::{self, EmbedConfig, ModelInfo, ModelKind};
 
-/// The tuned model's folder, under `.sift/`.
-pub const TUNED: &str = "models/tuned";
 /// The last tune's provenance, kept or not, under `.sift/`.
 pub const LAST: &str = "models/last-tune.json";
 /// Ids of tuned models start with this (the fusion's measured lexical weight is keyed on it).
@@ -116,7 +114,7 @@ pub struct Provenance {
 
 /// The tuned model's folder for the repository at `root`.
 pub fn tuned_dir(root: &Path) -> PathBuf {
-    root.join(".sift").join(TUNED)
+    crate::store::tuned_model_dir(root)
 }
 
 /// The tuned model in force, when there is one (its provenance).

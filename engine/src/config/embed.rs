@@ -84,7 +84,7 @@ impl Config {
         if s.source("model") == super::Source::Default
             && let Some(root) = &self.root
         {
-            let tuned = crate::tune::tuned_dir(root);
+            let tuned = crate::store::tuned_model_dir(root);
             if tuned.join("sift-model.toml").is_file() {
                 embed.model = Some(tuned.display().to_string());
             }
