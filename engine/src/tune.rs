@@ -68,6 +68,10 @@ pub struct SetFigures {
     pub base: f64,
     /// Acc@5 of the tuned model.
     pub tuned: f64,
+    /// Acc@5 of the teacher (the transformer) on the same queries: what the static model is
+    /// trained toward, for reference (not a gate).
+    #[serde(default)]
+    pub teacher: Option<f64>,
 }
 
 /// Where a tuned model came from, and how it did.
@@ -270,22 +274,26 @@ pub fn doc_texts(content: &str) -> Vec<String> {
 
 /// One query of a gate set: its text and the files that answer it.
 struct Query {
-    tokens: Vec<(u32, f32)>,
+    text: String,
     gold: BTreeSet<usize>,
 }
 
-/// Acc@5 of `queries` over chunks `vectors` (unit, one per chunk) of files `files` (a file
-/// index per chunk), files ranked by their best chunk.
-fn accuracy(table: &Table, vectors: &[Vec<f32>], files: &[usize], queries: &[Query]) -> f64 {
+/// Acc@5 of `queries` (their vectors `query_vectors`) over chunks `vectors` (unit, one per
+/// chunk) of files `files` (a file index per chunk), files ranked by their best chunk.
+fn accuracy(
+    query_vectors: &[Vec<f32>],
+    vectors: &[Vec<f32>],
+    files: &[usize],
+    queries: &[Query],
+) -> f64 {
     if queries.is_empty() {
         return 0.0;
     }
     let mut hits = 0;
-    for q in queries {
-        let qv = table.embed_tokens(&q.tokens);
+    for (q, qv) in queries.iter().zip(query_vectors) {
         let mut best: HashMap<usize, f32> = HashMap::new();
         for (v, &f) in vectors.iter().zip(files) {
-            let s: f32 = v.iter().zip(&qv).map(|(a, b)| a * b).sum();
+            let s: f32 = v.iter().zip(qv.iter()).map(|(a, b)| a * b).sum();
             let e = best.entry(f).or_insert(f32::MIN);
             if s > *e {
                 *e = s;
@@ -446,13 +454,13 @@ pub fn tune(
     let commit_queries: Vec<Query> = held_commits
         .iter()
         .map(|c| Query {
-            tokens: base.tokens(&c.subject),
+            text: c.subject.clone(),
             gold: c.files.iter().filter_map(|f| file_ids.get(f).copied()).collect(),
         })
         .collect();
     let doc_queries: Vec<Query> = doc_gate
         .iter()
-        .map(|(t, f)| Query { tokens: base.tokens(t), gold: BTreeSet::from([*f]) })
+        .map(|(t, f)| Query { text: t.clone(), gold: BTreeSet::from([*f]) })
         .collect();
     let base_vectors: Vec<Vec<f32>> = texts.iter().map(|(c, _, _)| base.embed(&c.text)).collect();
     let tuned_vectors: Vec<Vec<f32>> = texts.iter().map(|(c, _, _)| tuned.embed(&c.text)).collect();
@@ -463,11 +471,22 @@ pub fn tune(
         if queries.is_empty() {
             continue;
         }
+        let with = |t: &Table| -> Vec<Vec<f32>> {
+            queries.iter().map(|q| t.embed_tokens(&t.tokens(&q.text))).collect()
+        };
+        let texts_: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+        let teacher_queries: Option<Vec<Vec<f32>>> = texts_
+            .chunks(64)
+            .map(|g| teacher.embedder.embed(g, TextKind::Query).ok())
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.into_iter().flatten().collect());
+        let teacher_vectors: Vec<Vec<f32>> = texts.iter().map(|(_, _, y)| y.clone()).collect();
         figures.push(SetFigures {
             set: set.into(),
             queries: queries.len(),
-            base: accuracy(&base, &base_vectors, &files, queries),
-            tuned: accuracy(&tuned, &tuned_vectors, &files, queries),
+            base: accuracy(&with(&base), &base_vectors, &files, queries),
+            tuned: accuracy(&with(&tuned), &tuned_vectors, &files, queries),
+            teacher: teacher_queries.map(|q| accuracy(&q, &teacher_vectors, &files, queries)),
         });
     }
     let judged: Vec<&SetFigures> = figures.iter().filter(|f| f.queries >= 10).collect();

@@ -159,9 +159,15 @@ fn tune(args: TuneArgs) -> Result<ExitCode> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(p)?);
     }
-    eprintln!("held out (Acc@5: a query's top five files hold one of its files), base → tuned:");
+    eprintln!(
+        "held out (Acc@5, semantic: a query's top five files hold one of its files), base → tuned:"
+    );
     for f in &p.figures {
-        eprintln!("  {:<24} {:>5} queries  {:.3} → {:.3}", f.set, f.queries, f.base, f.tuned);
+        let teacher = f.teacher.map_or(String::new(), |t| format!("  (the transformer: {t:.3})"));
+        eprintln!(
+            "  {:<24} {:>5} queries  {:.3} → {:.3}{teacher}",
+            f.set, f.queries, f.base, f.tuned
+        );
     }
     eprintln!(
         "fit to the teacher (mean cosine of the training texts): {:.3} → {:.3}; {:.0} s",
