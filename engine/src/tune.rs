@@ -346,15 +346,21 @@ pub fn tune(
     // The teacher's vector of every chunk: its cache, filled first where it has none.
     say("the transformer's vectors of the chunks (cached by the upgrade pass; missing ones now)");
     let stop = std::sync::atomic::AtomicBool::new(false);
-    index
-        .embed_missing(
-            teacher.embedder.as_ref(),
-            Scope::NoAside,
-            teacher.default_batch(),
-            progress,
-            &stop,
-        )
-        .map_err(|e| format!("the teacher's pass: {e}"))?;
+    match index.embed_missing(
+        teacher.embedder.as_ref(),
+        Scope::NoAside,
+        teacher.default_batch(),
+        progress,
+        &stop,
+    ) {
+        Ok(_) => {}
+        // The language server (or another sift) is embedding this repository: learn from what
+        // it has cached so far.
+        Err(sift_indexer::Error::VectorsLocked { .. }) => say(
+            "another sift is embedding this repository: using the transformer's vectors cached so far",
+        ),
+        Err(e) => return Err(format!("the teacher's pass: {e}")),
+    }
     let store = index
         .vector_store_of(teacher.embedder.id(), teacher.embedder.dim())
         .map_err(|e| e.to_string())?;
