@@ -39,6 +39,7 @@ pub mod memory;
 pub mod open;
 pub mod review;
 pub mod search;
+pub mod stats;
 pub mod store;
 pub mod tune;
 pub mod watch;

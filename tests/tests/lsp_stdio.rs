@@ -184,3 +184,31 @@ fn two_servers_on_one_repository_share_the_index() {
         serde_json::from_str(sift_tests::stdout(&status).trim()).unwrap();
     assert_eq!(status["files"], 801);
 }
+
+/// `sift/stats` answers what `sift stats --json` prints, for an editor's view; a bad period is
+/// the client's error, not a crash.
+#[test]
+fn sift_stats_answers_what_the_cli_prints() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    sift_tests::git(&root, &["init", "-q", "-b", "main"]);
+    write(&root, "README.md", "a project\n");
+    sift_tests::git(&root, &["add", "-A"]);
+    sift_tests::git(&root, &["commit", "-q", "-m", "base"]);
+    write(&root, "app.py", "def f(x=[]):\n    x.append(1)\n    return x\n");
+    // A review records its findings as shown.
+    let out = sift_tests::run(&["review", "--path", root.to_str().unwrap()]);
+    assert!(sift_tests::stdout(&out).contains("mutable-default"), "{}", sift_tests::stdout(&out));
+    let cli = sift_tests::run(&["stats", "--json", "--all", "--path", root.to_str().unwrap()]);
+    let cli: serde_json::Value = serde_json::from_str(&sift_tests::stdout(&cli)).unwrap();
+    let mut server = StdioServer::start(&[]);
+    server.initialize(&root);
+    let answer = server.request("sift/stats", json!({"all": true}));
+    let result = &answer["result"];
+    assert_eq!(result["stats"]["rules"]["python/mutable-default-arg"]["shown"], 1, "{answer}");
+    assert_eq!(result["stats"]["rules"], cli["stats"]["rules"], "the CLI's figures: {cli}");
+    assert_eq!(result["record"]["events"], cli["record"]["events"]);
+    let bad = server.request("sift/stats", json!({"since": "last tuesday"}));
+    assert_eq!(bad["error"]["code"], -32602, "invalid params: {bad}");
+    assert!(server.child.try_wait().unwrap().is_none(), "the server is still up");
+}

@@ -30,30 +30,19 @@ pub struct StatsArgs {
 /// Runs `sift stats`.
 pub fn run(args: StatsArgs) -> Result<ExitCode> {
     let root = args.repo.folder()?;
-    let store = sift_engine::store::open(&root)?;
     let now = fates::now();
-    let since = match (&args.since, args.all) {
-        (_, true) => None,
-        (Some(text), _) => Some(stats::parse_since(text, now).map_err(|e| anyhow!(e))?),
-        (None, _) => Some(now.saturating_sub(30 * stats::DAY)),
-    };
-    // What is due of accepted agent code's retention is measured now (no daemon does it).
+    let since =
+        sift_engine::stats::period(args.since.as_deref(), args.all, now).map_err(|e| anyhow!(e))?;
     let recorder =
         fates::Recorder::configured(&root, &super::load_config(&root, &[])?, fates::Front::CLI);
-    sift_engine::agent::retention::update(&root, &recorder, now);
+    let report = sift_engine::stats::report(&root, &recorder, since, now)?;
     drop(recorder);
-    let replay = fates::read(&store)?;
-    let figures = stats::compute(&replay.records, since, now);
-    let (dir, bytes) = fates::usage(&store);
     let mut out = std::io::stdout().lock();
     if args.json {
-        let value = serde_json::json!({
-            "record": {"path": dir, "bytes": bytes, "events": replay.records.len(), "skipped": replay.skipped},
-            "stats": figures,
-        });
-        writeln!(out, "{value}")?;
+        writeln!(out, "{}", serde_json::to_value(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
+    let figures = &report.stats;
     let period = match since {
         Some(s) => format!("since {}", sift_engine::rules::feedback::rfc3339(at(s))),
         None => "the whole record".to_owned(),
@@ -156,11 +145,12 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
     }
     writeln!(
         out,
-        "\nthe record: {} ({bytes} bytes, {} record(s){}; on this machine only; `sift feedback clear` deletes it)",
-        dir.display(),
-        replay.records.len(),
-        if replay.skipped > 0 {
-            format!(", {} unreadable line(s) skipped", replay.skipped)
+        "\nthe record: {} ({} bytes, {} record(s){}; on this machine only; `sift feedback clear` deletes it)",
+        report.record.path.display(),
+        report.record.bytes,
+        report.record.events,
+        if report.record.skipped > 0 {
+            format!(", {} unreadable line(s) skipped", report.record.skipped)
         } else {
             String::new()
         }

@@ -103,6 +103,40 @@ impl Backend {
         self.test_hooks.load(Ordering::Relaxed)
     }
 
+    /// The custom `sift/stats` request: the figures `sift stats --json` prints, of one workspace
+    /// folder (the retention due is measured first, as the CLI does).
+    pub async fn sift_stats(&self, params: super::protocol::StatsParams) -> Result<Value> {
+        let workspaces = self.workspaces();
+        let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        guarded("sift/stats", async move {
+            let folder =
+                params.uri.as_ref().and_then(|u| u.to_file_path()).map(|p| p.to_path_buf());
+            let root = match &folder {
+                Some(path) => roots.iter().find(|r| path.starts_with(r)).cloned(),
+                None => roots.first().cloned(),
+            }
+            .ok_or_else(|| Error::invalid_params("no such workspace folder"))?;
+            // The folder's recorder once it is open (retention is recorded through it); the
+            // record is read either way.
+            let recorder = workspaces
+                .iter()
+                .find(|w| w.root == root)
+                .map(|w| w.recorder.clone())
+                .unwrap_or_else(|| Arc::new(sift_engine::fates::Recorder::off()));
+            let now = sift_engine::fates::now();
+            let since = sift_engine::stats::period(params.since.as_deref(), params.all, now)
+                .map_err(Error::invalid_params)?;
+            let report = tokio::task::spawn_blocking(move || {
+                sift_engine::stats::report(&root, &recorder, since, now)
+            })
+            .await
+            .map_err(|e| super::guard::internal(format!("stats crashed: {e}")))?
+            .map_err(|e| super::guard::internal(e.to_string()))?;
+            serde_json::to_value(report).map_err(|e| super::guard::internal(e.to_string()))
+        })
+        .await
+    }
+
     /// The custom `sift/search` request.
     pub async fn sift_search(&self, params: SearchParams) -> Result<SearchResponse> {
         guarded("sift/search", search::search(self.workspaces(), params, true)).await

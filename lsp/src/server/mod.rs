@@ -48,6 +48,7 @@ where
 {
     let (service, socket) = LspService::build(backend::Backend::new)
         .custom_method(protocol::SEARCH_METHOD, backend::Backend::sift_search)
+        .custom_method(protocol::STATS_METHOD, backend::Backend::sift_stats)
         .custom_method(agent::METHOD, backend::Backend::sift_agent)
         .finish();
     let (mut to_library, library_in) = tokio::io::duplex(1 << 20);

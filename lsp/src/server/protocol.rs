@@ -8,6 +8,24 @@ use sift_engine::live::Coverage;
 
 /// `sift/search` request method.
 pub const SEARCH_METHOD: &str = "sift/search";
+/// `sift/stats` request method: what `sift stats --json` prints, for an editor's view.
+pub const STATS_METHOD: &str = "sift/stats";
+
+/// The parameters of `sift/stats`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StatsParams {
+    /// A workspace folder (default: the first).
+    #[serde(default)]
+    pub uri: Option<Uri>,
+    /// The period's start, as `sift stats --since` takes it (`7d`, `24h`, `2026-12-01`;
+    /// default: the last 30 days).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// The whole record.
+    #[serde(default)]
+    pub all: bool,
+}
 /// Every command the server executes (`workspace/executeCommand`). `docs/lsp.md` documents
 /// each and the VS Code extension mirrors each (`plugin-vscode/src/protocol.ts`); a test checks
 /// all three name the same list.
