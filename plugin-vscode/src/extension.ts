@@ -30,6 +30,7 @@ import {
     openTarget,
     resultRow,
     searchParams,
+    statsReport,
     statusBar,
     statusReport,
 } from './present';
@@ -38,11 +39,13 @@ import {
     CMD_REINDEX,
     CMD_STATUS,
     SEARCH_METHOD,
+    STATS_METHOD,
     type Coverage,
     type MemoryListResponse,
     type ReindexResponse,
     type SearchResponse,
     type SearchResult,
+    type StatsResponse,
     type StatusResponse,
 } from './protocol';
 import { RestartPolicy } from './restart';
@@ -541,6 +544,21 @@ class Sift implements vscode.Disposable {
         }
     }
 
+    /** The figures of the last 30 days (`sift/stats`), in the output channel. */
+    async showStats(): Promise<void> {
+        const client = await this.ready();
+        if (client === undefined) {
+            return;
+        }
+        try {
+            const stats = (await client.sendRequest(STATS_METHOD, {})) as StatsResponse;
+            this.output.info(statsReport(stats));
+            this.output.show(true);
+        } catch (error) {
+            void vscode.window.showErrorMessage(`sift: stats failed: ${error instanceof Error ? error.message : String(error)}`);
+        }
+    }
+
     /** Runs a server-side feature (review; later agent, memory) and says clearly when the server lacks it. */
     async runFeature(feature: ServerFeature): Promise<void> {
         const client = await this.ready();
@@ -603,6 +621,7 @@ export function activate(context: vscode.ExtensionContext): void {
         vscode.commands.registerCommand(COMMANDS.search, () => s.search()),
         vscode.commands.registerCommand(COMMANDS.reindex, () => s.reindex()),
         vscode.commands.registerCommand(COMMANDS.status, () => s.showStatus()),
+        vscode.commands.registerCommand(COMMANDS.stats, () => s.showStats()),
         vscode.commands.registerCommand(COMMANDS.restart, () => s.restart()),
         vscode.commands.registerCommand(COMMANDS.showLog, () => s.showLog()),
         ...FEATURES.map((f) => vscode.commands.registerCommand(f.command, () => s.runFeature(f))),

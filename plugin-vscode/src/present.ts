@@ -1,7 +1,7 @@
 // How search results and index coverage are shown: quick pick rows, the status bar text, the
 // status report. Pure (no `vscode`), so it is unit-tested.
 
-import type { Coverage, SearchParams, SearchResult, StatusResponse } from './protocol';
+import type { Coverage, SearchParams, SearchResult, StatsResponse, StatusResponse } from './protocol';
 
 export interface SearchSettings {
     maxResults: number;
@@ -181,4 +181,26 @@ export function coverageNote(coverage: Coverage[]): string | undefined {
         return undefined;
     }
     return incomplete.map(coverageLine).join('; ');
+}
+
+/** The figures of `sift/stats` as lines for the output channel (what `sift stats` prints, shorter). */
+export function statsReport(r: StatsResponse): string {
+    const pct = (x: number | null) => (x === null ? '-' : `${Math.round(x * 100)} %`);
+    const s = r.stats;
+    const lines = [`sift stats: ${s.events} record(s) in the period`];
+    const a = s.agent;
+    lines.push(`agent runs: ${a.shown} shown, ${a.accepted} taken, ${a.edited} edited, ${a.rejected} refused, ${a.undecided} undecided (${pct(a.acceptance)} taken)`);
+    for (const [label, k] of Object.entries(s.retention)) {
+        lines.push(`  code kept at ${label}: ${Math.round(k.mean_percent)} % (${k.runs} run${k.runs === 1 ? '' : 's'})`);
+    }
+    for (const [rule, f] of Object.entries(s.rules)) {
+        lines.push(`rule ${rule}: ${f.shown} shown, ${f.dismissed_wrong + f.dismissed_noise} dismissed, ${f.fixed} fixed, ${f.ignored} merged untouched (resolved ${pct(f.resolution)})`);
+    }
+    for (const [job, d] of Object.entries(s.automations)) {
+        lines.push(`automation ${job}: ${d.shown} delivered, ${d.accepted + d.edited} taken (${pct(d.acceptance)})`);
+    }
+    const searches = Object.values(s.searches).reduce((x, y) => x + y, 0);
+    lines.push(`search lists shown: ${searches}`);
+    lines.push(`the record: ${r.record.path} (${r.record.bytes} bytes, on this machine only)`);
+    return lines.join('\n');
 }

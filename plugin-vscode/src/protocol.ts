@@ -2,6 +2,30 @@
 // plugin mirrors each documented method and command. Pure: no `vscode`.
 
 export const SEARCH_METHOD = 'sift/search';
+export const STATS_METHOD = 'sift/stats';
+
+/** What `sift/stats` answers (`sift stats --json`); only the fields the plugin shows. */
+export interface Decisions {
+    shown: number;
+    accepted: number;
+    edited: number;
+    rejected: number;
+    undecided: number;
+    acceptance: number | null;
+}
+
+export interface StatsResponse {
+    record: { path: string; bytes: number; events: number; skipped: number };
+    stats: {
+        events: number;
+        agent: Decisions;
+        notes: Decisions;
+        rules: Record<string, { shown: number; dismissed_wrong: number; dismissed_noise: number; fixed: number; ignored: number; resolution: number | null }>;
+        retention: Record<string, { runs: number; mean_percent: number }>;
+        automations: Record<string, Decisions>;
+        searches: Record<string, number>;
+    };
+}
 export const CMD_SEARCH = 'sift.search';
 export const CMD_REINDEX = 'sift.reindex';
 export const CMD_STATUS = 'sift.status';
@@ -262,6 +286,7 @@ export interface MemoryAddResult {
  */
 export const MIRRORED: Record<string, string> = {
     'sift/search': 'Sift: Search Codebase (quick pick), and the status bar coverage',
+    'sift/stats': 'Sift: Show Stats (the figures of the last 30 days in the Sift output channel)',
     'sift.search': 'same result as sift/search; the plugin sends the request sift/search instead',
     'sift.reindex': 'Sift: Reindex',
     'sift.status': 'Sift: Show Status, and the status bar item (polled)',

@@ -9,6 +9,7 @@ import {
     resultRow,
     searchParams,
     statusBar,
+    statsReport,
     statusReport,
 } from '../src/present';
 import type { Coverage, SearchResult } from '../src/protocol';
@@ -105,4 +106,26 @@ test('busy, coverage notes and the status report', () => {
     assert.match(coverageNote([ready, indexing]) ?? '', /^other: indexing 25%/);
     const report = statusReport({ version: '0.1.0', workspaces: [ready], positionEncoding: 'utf-16' }, '/usr/bin/sift');
     assert.equal(report, 'sift 0.1.0 (/usr/bin/sift), position encoding utf-16\nrepo: ready (1234 files, 5000 chunks)');
+});
+
+test('the stats report names each figure the server sent', () => {
+    const none = { shown: 0, accepted: 0, edited: 0, rejected: 0, undecided: 0, acceptance: null };
+    const text = statsReport({
+        record: { path: '/r/.sift/fates', bytes: 300, events: 2, skipped: 0 },
+        stats: {
+            events: 2,
+            agent: { shown: 4, accepted: 2, edited: 1, rejected: 1, undecided: 0, acceptance: 0.75 },
+            notes: none,
+            rules: { 'python/mutable-default-arg': { shown: 3, dismissed_wrong: 1, dismissed_noise: 0, fixed: 1, ignored: 1, resolution: 0.5 } },
+            retention: { '1d': { runs: 2, mean_percent: 87.5 } },
+            automations: { tidy: { shown: 2, accepted: 1, edited: 0, rejected: 0, undecided: 1, acceptance: 0.5 } },
+            searches: { lsp: 5, cli: 2 },
+        },
+    });
+    assert.match(text, /agent runs: 4 shown, 2 taken, 1 edited, 1 refused, 0 undecided \(75 % taken\)/);
+    assert.match(text, /code kept at 1d: 88 % \(2 runs\)/);
+    assert.match(text, /rule python\/mutable-default-arg: 3 shown, 1 dismissed, 1 fixed, 1 merged untouched \(resolved 50 %\)/);
+    assert.match(text, /automation tidy: 2 delivered, 1 taken \(50 %\)/);
+    assert.match(text, /search lists shown: 7/);
+    assert.match(text, /the record: \/r\/.sift\/fates \(300 bytes/);
 });
