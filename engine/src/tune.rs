@@ -272,9 +272,11 @@ pub fn doc_texts(content: &str) -> Vec<String> {
     out
 }
 
-/// One query of a gate set: its text and the files that answer it.
+/// One query of a gate set: its text (for the teacher), its tokens (for the static tables,
+/// which share the tokenizer) and the files that answer it.
 struct Query {
     text: String,
+    tokens: Vec<(u32, f32)>,
     gold: BTreeSet<usize>,
 }
 
@@ -373,27 +375,37 @@ pub fn tune(
         }
         f
     };
+    // The chunks the teacher has a vector of: each with its file and that vector.
     let mut file_ids: BTreeMap<String, usize> = BTreeMap::new();
     let mut texts = Vec::new();
+    let mut files: Vec<usize> = Vec::new();
+    let mut targets: Vec<Vec<f32>> = Vec::new();
     for c in &chunks {
         let Some(v) = store.get(c.key) else { continue };
         let next = file_ids.len();
-        let file = *file_ids.entry(c.path.clone()).or_insert(next);
-        texts.push((c, file, unit(v)));
+        files.push(*file_ids.entry(c.path.clone()).or_insert(next));
+        texts.push(c);
+        targets.push(unit(v));
     }
     if texts.is_empty() {
         return Err("the index has no chunk with the transformer's vector: nothing to learn from (sift index first)".into());
     }
     let base = Table::load(&base_dir).map_err(|e| e.to_string())?;
-    let mut tuned = Table::load(&base_dir).map_err(|e| e.to_string())?;
-    let mut examples: Vec<Example> = texts
+    let mut tuned = base.clone();
+    // Each chunk tokenized once: for training, and for ranking by both tables at the gate.
+    let chunk_tokens: Vec<Vec<(u32, f32)>> = texts.iter().map(|c| base.tokens(&c.text)).collect();
+    let mut examples: Vec<Example> = chunk_tokens
         .iter()
-        .map(|(c, _, y)| Example { tokens: base.tokens(&c.text), target: y.clone(), weight: 1.0 })
+        .zip(&targets)
+        .map(|(t, y)| Example { tokens: t.clone(), target: y.clone(), weight: 1.0 })
         .collect();
+    let teach = |group: &[&str]| {
+        teacher.embedder.embed(group, TextKind::Query).map_err(|e| format!("the teacher: {e}"))
+    };
 
     // Docstrings and comments: a tenth held back (by a hash of the text) for the gate.
     let mut docs: BTreeMap<String, usize> = BTreeMap::new();
-    for (c, file, _) in &texts {
+    for (c, file) in texts.iter().zip(&files) {
         for d in doc_texts(&c.content) {
             docs.entry(d).or_insert(*file);
         }
@@ -404,11 +416,7 @@ pub fn tune(
     say(&format!("the transformer's vectors of {} docstrings and comments", doc_train.len()));
     let doc_texts_: Vec<&str> = doc_train.iter().map(|(t, _)| t.as_str()).collect();
     for group in doc_texts_.chunks(64) {
-        let vectors = teacher
-            .embedder
-            .embed(group, TextKind::Query)
-            .map_err(|e| format!("the teacher: {e}"))?;
-        for (t, v) in group.iter().zip(vectors) {
+        for (t, v) in group.iter().zip(teach(group)?) {
             examples.push(Example { tokens: base.tokens(t), target: v, weight: 0.3 });
         }
     }
@@ -418,7 +426,7 @@ pub fn tune(
     let commits = history(root, options.max_commits, &indexed);
     let (trained_commits, held_commits) = split_by_date(&commits, options.held_out);
     let mut by_file: HashMap<usize, Vec<&Vec<f32>>> = HashMap::new();
-    for (_, file, y) in &texts {
+    for (file, y) in files.iter().zip(&targets) {
         by_file.entry(*file).or_default().push(y);
     }
     let dim = base.dim;
@@ -456,20 +464,21 @@ pub fn tune(
 
     // The gate.
     say("the held-out sets: base model against tuned");
-    let files: Vec<usize> = texts.iter().map(|(_, f, _)| *f).collect();
+    let query = |text: &str, gold: BTreeSet<usize>| Query {
+        text: text.to_owned(),
+        tokens: base.tokens(text),
+        gold,
+    };
     let commit_queries: Vec<Query> = held_commits
         .iter()
-        .map(|c| Query {
-            text: c.subject.clone(),
-            gold: c.files.iter().filter_map(|f| file_ids.get(f).copied()).collect(),
+        .map(|c| {
+            query(&c.subject, c.files.iter().filter_map(|f| file_ids.get(f).copied()).collect())
         })
         .collect();
-    let doc_queries: Vec<Query> = doc_gate
-        .iter()
-        .map(|(t, f)| Query { text: t.clone(), gold: BTreeSet::from([*f]) })
-        .collect();
-    let base_vectors: Vec<Vec<f32>> = texts.iter().map(|(c, _, _)| base.embed(&c.text)).collect();
-    let tuned_vectors: Vec<Vec<f32>> = texts.iter().map(|(c, _, _)| tuned.embed(&c.text)).collect();
+    let doc_queries: Vec<Query> =
+        doc_gate.iter().map(|(t, f)| query(t, BTreeSet::from([*f]))).collect();
+    let base_vectors: Vec<Vec<f32>> = chunk_tokens.iter().map(|t| base.embed_tokens(t)).collect();
+    let tuned_vectors: Vec<Vec<f32>> = chunk_tokens.iter().map(|t| tuned.embed_tokens(t)).collect();
     let mut figures = Vec::new();
     for (set, queries) in
         [("newest commits → files", &commit_queries), ("docstrings → files", &doc_queries)]
@@ -478,21 +487,21 @@ pub fn tune(
             continue;
         }
         let with = |t: &Table| -> Vec<Vec<f32>> {
-            queries.iter().map(|q| t.embed_tokens(&t.tokens(&q.text))).collect()
+            queries.iter().map(|q| t.embed_tokens(&q.tokens)).collect()
         };
         let texts_: Vec<&str> = queries.iter().map(|q| q.text.as_str()).collect();
+        // The teacher's figure is a reference: a failure leaves it out, not the gate.
         let teacher_queries: Option<Vec<Vec<f32>>> = texts_
             .chunks(64)
-            .map(|g| teacher.embedder.embed(g, TextKind::Query).ok())
+            .map(|g| teach(g).ok())
             .collect::<Option<Vec<_>>>()
             .map(|v| v.into_iter().flatten().collect());
-        let teacher_vectors: Vec<Vec<f32>> = texts.iter().map(|(_, _, y)| y.clone()).collect();
         figures.push(SetFigures {
             set: set.into(),
             queries: queries.len(),
             base: accuracy(&with(&base), &base_vectors, &files, queries),
             tuned: accuracy(&with(&tuned), &tuned_vectors, &files, queries),
-            teacher: teacher_queries.map(|q| accuracy(&q, &teacher_vectors, &files, queries)),
+            teacher: teacher_queries.map(|q| accuracy(&q, &targets, &files, queries)),
         });
     }
     let judged: Vec<&SetFigures> = figures.iter().filter(|f| f.queries >= 10).collect();

@@ -22,6 +22,7 @@ use super::transformer::load_tokenizer;
 use super::static_model::MAGIC;
 
 /// A static model's table, in f32, with its tokenizer.
+#[derive(Clone)]
 pub struct Table {
     /// Vocabulary size.
     pub vocab: usize,
@@ -126,11 +127,6 @@ impl Table {
             u.iter_mut().for_each(|x| *x /= n);
         }
         u
-    }
-
-    /// The unit vector of `text`.
-    pub fn embed(&self, text: &str) -> Vec<f32> {
-        self.embed_tokens(&self.tokens(text))
     }
 
     /// Writes the table as a static model's `embeddings.bin` in `dir` (int8 rows with a scale
