@@ -74,16 +74,30 @@ fn body(job: &str, s: &Suggestion) -> String {
     )
 }
 
+/// The fields of the automation marker (`job=… key=…`, `job=… report=…`) of each comment or
+/// review in `items` that `login` wrote, with the item: the bot's own, in order.
+fn markers<'a>(
+    items: &'a [Value],
+    login: &'a str,
+) -> impl Iterator<Item = (&'a Value, Vec<&'a str>)> + 'a {
+    items.iter().filter(move |c| c["user"]["login"].as_str() == Some(login)).filter_map(|c| {
+        let body = c["body"].as_str()?;
+        let at = body.rfind(MARKER)?;
+        let fields = body[at + MARKER.len()..].split("-->").next()?;
+        Some((c, fields.split_whitespace().collect()))
+    })
+}
+
+/// The value of `name=` among a marker's `fields` (the first).
+fn field<'a>(fields: &[&'a str], name: &str) -> Option<&'a str> {
+    fields.iter().find_map(|f| f.strip_prefix(name)?.strip_prefix('='))
+}
+
 /// The keys of the automation suggestions `login` already posted on the pull request (in
 /// comments, or listed in a review's body).
 fn posted_keys(comments: &[Value], login: &str) -> BTreeSet<String> {
-    comments
-        .iter()
-        .filter(|c| c["user"]["login"].as_str() == Some(login))
-        .filter_map(|c| c["body"].as_str())
-        .filter_map(|b| b.rfind(MARKER).map(|at| &b[at + MARKER.len()..]))
-        .filter_map(|m| m.split("-->").next())
-        .flat_map(|m| m.split_whitespace().filter_map(|f| f.strip_prefix("key=")))
+    markers(comments, login)
+        .flat_map(|(_, fields)| fields.into_iter().filter_map(|f| f.strip_prefix("key=")))
         .map(str::to_owned)
         .collect()
 }
@@ -202,16 +216,12 @@ fn applied(
         .filter(|(_, fate)| *fate == Fate::Accepted)
         .map(|(id, _)| id)
         .collect();
-    for c in seen.iter().filter(|c| c["user"]["login"].as_str() == Some(login)) {
+    for (c, fields) in markers(seen, login) {
         let (Some(body), Some(path)) = (c["body"].as_str(), c["path"].as_str()) else { continue };
-        let Some(at) = body.rfind(MARKER) else { continue };
-        let marker = &body[at + MARKER.len()..];
-        if !marker.split_whitespace().any(|f| f == format!("job={job}")) {
+        if field(&fields, "job") != Some(job) {
             continue;
         }
-        let Some(key) = marker.split_whitespace().find_map(|f| f.strip_prefix("key=")) else {
-            continue;
-        };
+        let Some(key) = field(&fields, "key") else { continue };
         let id = format!("{job}/{key}");
         let Some(text) = suggested(body) else { continue };
         if taken.contains(&id) {
@@ -256,19 +266,15 @@ pub fn report(
     let hash = blake3::hash(text.trim().as_bytes()).to_hex()[..16].to_owned();
     let reviews =
         client.get_all(&pr.path(&format!("/pulls/{}/reviews", pr.number)), "list the reviews")?;
-    let job_marker = format!("{MARKER}job={job} report=");
-    let latest = reviews
-        .iter()
-        .filter(|r| r["user"]["login"].as_str() == Some(login))
-        .filter_map(|r| r["body"].as_str())
-        .filter_map(|b| b.rfind(&job_marker).map(|at| &b[at + job_marker.len()..]))
-        .filter_map(|rest| rest.split_whitespace().next())
-        .next_back();
+    let latest = markers(&reviews, login)
+        .filter(|(_, fields)| field(fields, "job") == Some(job))
+        .filter_map(|(_, fields)| field(&fields, "report"))
+        .last();
     if latest == Some(hash.as_str()) {
         return Ok(false);
     }
     let body = format!(
-        "**sift automation** `{job}` reports on `{}`:\n\n{}\n\n{job_marker}{hash} -->",
+        "**sift automation** `{job}` reports on `{}`:\n\n{}\n\n{MARKER}job={job} report={hash} -->",
         &pr.head[..pr.head.len().min(7)],
         text.trim()
     );

@@ -201,7 +201,12 @@ fn run_jobs(args: RunArgs) -> Result<ExitCode> {
         (None, true) => format!("schedule@{head}"),
         (None, false) => format!("manual@{head}"),
     };
-    let findings = findings(&root, base.as_deref())?;
+    // The review runs only for the jobs whose task asks for its findings.
+    let findings = if jobs.iter().any(|j| j.task.contains("{findings}")) {
+        findings(&root, base.as_deref())?
+    } else {
+        String::new()
+    };
     let cx = Runner::open(root, ci, args.deliver)?;
     let mut failed = false;
     for j in &jobs {
@@ -363,8 +368,12 @@ fn run_job(
             eprintln!("job {}: {said}", j.name);
             ran.finish(store, runs::State::Delivered, &said);
         }
-        (Some(ci), Some(Post::Github), Delivery::Report, _) if ci.client.is_some() => {
-            let client = ci.client.as_ref().expect("checked");
+        (
+            Some(ci @ github::Job { client: Some(client), .. }),
+            Some(Post::Github),
+            Delivery::Report,
+            _,
+        ) => {
             let login = github::login(client, &ci.options.settings).map_err(|e| anyhow!("{e}"))?;
             let posted =
                 automate::deliver::report(&ci.pr, client, &login, &j.name, &ran.answer, recorder)
