@@ -629,6 +629,23 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     let text = stdout(&sift_in(dir.path(), &["stats"]));
     assert!(text.contains("taken of shown") && text.contains("33 %"), "{text}");
     assert!(text.contains(".sift/fates"), "{text}");
+    // The chart: a valid PNG of the documented size, with the three runs' bars drawn.
+    let chart = dir.path().join("stats.png");
+    let out = sift_in(dir.path(), &["stats", "--png", chart.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("taken of shown"), "the table is still printed");
+    let decoder = png::Decoder::new(std::io::BufReader::new(std::fs::File::open(&chart).unwrap()));
+    let mut reader = decoder.read_info().unwrap();
+    let mut pixels = vec![0; reader.output_buffer_size().unwrap()];
+    let frame = reader.next_frame(&mut pixels).unwrap();
+    assert_eq!((frame.width, frame.height), (1000, 900));
+    // The agent panel's bars are pure blue (plotters' BLUE), nothing else in the chart is.
+    let blue = pixels.chunks(3).filter(|p| p == &[0, 0, 255]).count();
+    assert!(blue > 2_000, "{blue} blue pixels");
+    let missing = dir.path().join("no-such-dir/stats.png");
+    let out = sift_in(dir.path(), &["stats", "--png", missing.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no-such-dir"), "{}", stderr(&out));
     let bad = sift_in(dir.path(), &["stats", "--since", "last week"]);
     assert_eq!(bad.status.code(), Some(1));
     assert!(stderr(&bad).contains("use a span such as 7d"), "{}", stderr(&bad));

@@ -9,6 +9,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod agent;
 mod automate;
+mod chart;
 mod ci;
 mod config;
 mod doctor;

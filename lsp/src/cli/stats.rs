@@ -1,5 +1,6 @@
 //! `sift stats`: what became of sift's suggestions in this repository, from the local record
-//! of fates (`sift_engine::fates::stats`): a table with sparklines, or `--json`.
+//! of fates (`sift_engine::fates::stats`): a table with sparklines, or `--json`; `--png FILE`
+//! also draws the figures as a chart (`super::chart`).
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -25,6 +26,10 @@ pub struct StatsArgs {
     /// One JSON object: the figures, where the record lives and its size.
     #[arg(long)]
     json: bool,
+    /// Also draw the figures as a chart into this PNG file (records per day, agent runs, review
+    /// rules).
+    #[arg(long, value_name = "FILE")]
+    png: Option<std::path::PathBuf>,
 }
 
 /// Runs `sift stats`.
@@ -37,16 +42,20 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
         fates::Recorder::configured(&root, &super::load_config(&root, &[])?, fates::Front::CLI);
     let report = sift_engine::stats::report(&root, &recorder, since, now)?;
     drop(recorder);
+    let period = match since {
+        Some(s) => format!("since {}", sift_engine::rules::feedback::rfc3339(at(s))),
+        None => "the whole record".to_owned(),
+    };
+    if let Some(png) = &args.png {
+        super::chart::write_png(png, &report.stats, &period)?;
+        eprintln!("chart written to {}", png.display());
+    }
     let mut out = std::io::stdout().lock();
     if args.json {
         writeln!(out, "{}", serde_json::to_value(&report)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     let figures = &report.stats;
-    let period = match since {
-        Some(s) => format!("since {}", sift_engine::rules::feedback::rfc3339(at(s))),
-        None => "the whole record".to_owned(),
-    };
     writeln!(out, "{period}: {} record(s)  {}", figures.events, stats::sparkline(&figures.daily))?;
     let rate = |r: Option<f64>| r.map_or("-".to_owned(), |r| format!("{:.0} %", r * 100.0));
     let a = &figures.agent;
