@@ -11,14 +11,17 @@
 //! - Slash command: `/sift-memory [QUERY]` runs `sift memory search --json` (`sift memory list
 //!   --json` without a query) and inserts the notes with their freshness and citations, one fold
 //!   per note, stale ones flagged and last.
+//! - Slash command: `/sift-stats [PERIOD]` runs `sift stats --json` (`7d`, a date, `all`; the
+//!   last 30 days without one) and inserts the agent's runs and the review rules as tables.
 //!
-//! The decisions live in [`command`], [`search`], [`agent`] and [`memory`], which are pure and tested on the host; this
+//! The decisions live in [`command`], [`search`], [`agent`], [`memory`] and [`stats`], which are pure and tested on the host; this
 //! file only connects them to Zed's API.
 
 pub mod agent;
 pub mod command;
 pub mod memory;
 pub mod search;
+pub mod stats;
 
 use zed_extension_api::{
     self as zed, LanguageServerId, SlashCommand, SlashCommandOutput, SlashCommandOutputSection,
@@ -38,6 +41,9 @@ pub const AGENT_COMMAND: &str = "sift-agent";
 
 /// The memory notes' slash command in `extension.toml` (without the `/`).
 pub const MEMORY_COMMAND: &str = "sift-memory";
+
+/// The figures' slash command in `extension.toml` (without the `/`).
+pub const STATS_COMMAND: &str = "sift-stats";
 
 /// The extension. It keeps no state: every call reads the current settings.
 struct SiftExtension;
@@ -120,6 +126,14 @@ impl zed::Extension for SiftExtension {
         if command.name == MEMORY_COMMAND {
             return run_memory(args, worktree);
         }
+        if command.name == STATS_COMMAND {
+            let worktree = worktree.ok_or("/sift-stats needs an open project (a worktree)")?;
+            let root = worktree.root_path();
+            let stdout = run_cli(worktree, &root, stats::stats_args(&root, &args), "stats")?;
+            let period = args.join(" ");
+            let formatted = stats::format_output(&stdout, period.trim())?;
+            return Ok(slash_output(formatted.text, formatted.sections));
+        }
         if command.name != SEARCH_COMMAND {
             return Err(format!("unknown slash command: /{}", command.name));
         }
@@ -129,17 +143,7 @@ impl zed::Extension for SiftExtension {
         let stdout = run_cli(worktree, &root, command::search_args(&root, &args)?, "search")?;
         let hits = search::parse_hits(&stdout)?;
         let formatted = search::format_output(query.trim(), &hits);
-        Ok(SlashCommandOutput {
-            text: formatted.text,
-            sections: formatted
-                .sections
-                .into_iter()
-                .map(|section| SlashCommandOutputSection {
-                    range: section.range.into(),
-                    label: section.label,
-                })
-                .collect(),
-        })
+        Ok(slash_output(formatted.text, formatted.sections))
     }
 }
 
@@ -172,17 +176,7 @@ fn run_agent(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<Slas
         }
     };
     let formatted = agent::format_output(task.trim(), &root, &run);
-    Ok(SlashCommandOutput {
-        text: formatted.text,
-        sections: formatted
-            .sections
-            .into_iter()
-            .map(|section| SlashCommandOutputSection {
-                range: section.range.into(),
-                label: section.label,
-            })
-            .collect(),
-    })
+    Ok(slash_output(formatted.text, formatted.sections))
 }
 
 /// Runs the sift binary the settings name (or the one on the worktree's `PATH`) with `args`
@@ -220,23 +214,27 @@ fn run_memory(args: Vec<String>, worktree: Option<&Worktree>) -> zed::Result<Sla
         query.split_whitespace().collect::<Vec<_>>().join(" ").as_str(),
         &notes,
     );
-    Ok(SlashCommandOutput {
-        text: formatted.text,
-        sections: formatted
-            .sections
-            .into_iter()
-            .map(|section| SlashCommandOutputSection {
-                range: section.range.into(),
-                label: section.label,
-            })
-            .collect(),
-    })
+    Ok(slash_output(formatted.text, formatted.sections))
 }
 
 /// Registers the extension with Zed. The macro defines the exported `init-extension` function;
 /// inside this private module it is not part of the crate's documented API.
 mod registration {
     zed_extension_api::register_extension!(super::SiftExtension);
+}
+
+/// Zed's form of a formatted output: its Markdown and its folds.
+fn slash_output(text: String, sections: Vec<search::Section>) -> SlashCommandOutput {
+    SlashCommandOutput {
+        text,
+        sections: sections
+            .into_iter()
+            .map(|section| SlashCommandOutputSection {
+                range: section.range.into(),
+                label: section.label,
+            })
+            .collect(),
+    }
 }
 
 #[cfg(test)]

@@ -7,6 +7,7 @@
 //     formats real results;
 //   - /sift-memory runs `sift memory list --json` / `memory search --json` and shows a fresh and
 //     a stale note (written with `sift memory add`, then the cited code changed);
+//   - /sift-stats runs `sift stats --json` and shows its figures;
 //   - the command the extension returns really starts a working language server.
 //
 //   node smoke.mjs EXTENSION_WASM SIFT_BIN
@@ -247,6 +248,24 @@ async function main() {
     host.configure({ rootPath: root, path: { sift }, shellEnv, lspSettings: memorySettings, capabilities: capabilities.filter((c) => c.args?.[0] !== 'memory') });
     const memoryRefused = errorText(() => ext.runSlashCommand(memoryCommand, [], worktree));
     check('/sift-memory needs its manifest capability', memoryRefused?.includes('not granted'), memoryRefused);
+
+    // --- /sift-stats: the real sift's report of this worktree's record -------------------------
+    const statsSlash = manifest.slash_commands?.['sift-stats'];
+    check('extension.toml: /sift-stats declared (the period is optional)',
+      typeof statsSlash?.description === 'string' && statsSlash?.requires_argument === false);
+    const statsCommand = { name: 'sift-stats', description: '', tooltipText: '', requiresArgument: false };
+    host.configure({ rootPath: root, path: { sift }, shellEnv, capabilities, lspSettings: memorySettings });
+    const stats = ext.runSlashCommand(statsCommand, ['all'], worktree);
+    const statsRun = host.state.commandsRun[0];
+    check('/sift-stats all runs `sift stats --json --path ROOT --all`',
+      statsRun?.args.join(' ') === `stats --json --path ${root} --all`, statsRun?.args);
+    check('/sift-stats shows the agent runs and the review rules, each folded, and where the record lives',
+      stats.text.startsWith('# sift stats, all: ')
+        && stats.sections.map((s) => s.label).join(',') === 'agent runs,review rules'
+        && stats.text.includes('.sift/fates'),
+      stats.text);
+    const badPeriod = errorText(() => ext.runSlashCommand(statsCommand, ['last', 'week'], worktree));
+    check('/sift-stats with a period sift cannot read says why', badPeriod?.includes('use a span such as 7d'), badPeriod);
     await rm(memoryHome, { recursive: true, force: true });
 
     // --- /sift-agent, against a scripted OpenAI-compatible endpoint (another process: the
