@@ -12,7 +12,7 @@
 //! overlay of unsaved buffers) on blocking threads. Every handler runs under `catch_unwind`: a
 //! panic becomes an internal-error response or a log line, and the server lives on.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 
@@ -65,6 +65,11 @@ pub struct Backend {
     pub(super) agents: sift_engine::agent::launch::Pending,
 }
 
+/// The workspace folder among `roots` that holds `path`: the innermost, when folders nest.
+pub(super) fn folder_of(roots: &[PathBuf], path: &Path) -> Option<PathBuf> {
+    roots.iter().filter(|r| path.starts_with(r)).max_by_key(|r| r.as_os_str().len()).cloned()
+}
+
 impl Backend {
     /// A backend talking to `client`.
     pub fn new(client: Client) -> Backend {
@@ -109,10 +114,13 @@ impl Backend {
         let workspaces = self.workspaces();
         let roots = self.roots.lock().unwrap_or_else(|e| e.into_inner()).clone();
         guarded("sift/stats", async move {
-            let folder =
-                params.uri.as_ref().and_then(|u| u.to_file_path()).map(|p| p.to_path_buf());
+            let folder = params
+                .uri
+                .as_ref()
+                .and_then(|u| u.to_file_path())
+                .map(|p| std::fs::canonicalize(&p).unwrap_or_else(|_| p.into_owned()));
             let root = match &folder {
-                Some(path) => roots.iter().find(|r| path.starts_with(r)).cloned(),
+                Some(path) => folder_of(&roots, path),
                 None => roots.first().cloned(),
             }
             .ok_or_else(|| Error::invalid_params("no such workspace folder"))?;

@@ -26,6 +26,7 @@ pub struct StatsParams {
     #[serde(default)]
     pub all: bool,
 }
+
 /// Every command the server executes (`workspace/executeCommand`). `docs/lsp.md` documents
 /// each and the VS Code extension mirrors each (`plugin-vscode/src/protocol.ts`); a test checks
 /// all three name the same list.

@@ -181,14 +181,7 @@ impl Reviews {
         let started = self.save_count(&uri);
         let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else { return };
         let path = std::fs::canonicalize(&path).unwrap_or(path);
-        let Some(root) = lock(&self.roots)
-            .iter()
-            .filter(|r| path.starts_with(r))
-            .max_by_key(|r| r.as_os_str().len())
-            .cloned()
-        else {
-            return;
-        };
+        let Some(root) = super::backend::folder_of(&lock(&self.roots), &path) else { return };
         let overrides = lock(&self.overrides).clone();
         let result = tokio::task::spawn_blocking(move || {
             if !on_save_enabled(&root, overrides.as_ref()) {
