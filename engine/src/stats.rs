@@ -1,6 +1,8 @@
 //! What `sift stats` and the language server's `sift/stats` show: the retention of accepted
 //! agent code that is due measured now (no daemon does it), then the record of fates read and
-//! summed over a period ([`crate::fates::stats`]). One use case for both front ends.
+//! summed over a period ([`crate::fates::stats`]), and the lessons proposed from accepted runs
+//! the user replaced with their own code ([`crate::agent::lessons::proposed`]). One use case for
+//! both front ends.
 
 use std::path::{Path, PathBuf};
 
@@ -28,6 +30,9 @@ pub struct Report {
     pub record: Record,
     /// The figures of the period.
     pub stats: stats::Stats,
+    /// Lessons proposed: accepted runs whose code the user replaced with their own, not kept
+    /// or declined yet.
+    pub lessons: Vec<crate::agent::lessons::Lesson>,
 }
 
 /// The period `since` says (`7d`, `24h`, a date; `None`: the last 30 days), or the whole
@@ -54,8 +59,10 @@ pub fn report(
     let replay = fates::read(&store)?;
     let figures = stats::compute(&replay.records, since, now);
     let (path, bytes) = fates::usage(&store);
+    let lessons = crate::agent::lessons::proposed(root, &crate::memory::Memory::open(&store), now);
     Ok(Report {
         record: Record { path, bytes, events: replay.records.len(), skipped: replay.skipped },
         stats: figures,
+        lessons,
     })
 }

@@ -544,7 +544,10 @@ class Sift implements vscode.Disposable {
         }
     }
 
-    /** The figures of the last 30 days (`sift/stats`), in the output channel. */
+    /**
+     * The figures of the last 30 days (`sift/stats`), in the output channel; each lesson it
+     * proposes (an accepted run the user replaced) is offered with Keep, one after the other.
+     */
     async showStats(): Promise<void> {
         const client = await this.ready();
         if (client === undefined) {
@@ -554,6 +557,11 @@ class Sift implements vscode.Disposable {
             const stats = (await client.sendRequest(STATS_METHOD, {})) as StatsResponse;
             this.output.info(statsReport(stats));
             this.output.show(true);
+            void (async () => {
+                for (const lesson of stats.lessons ?? []) {
+                    await this.memory?.offerLesson(lesson);
+                }
+            })();
         } catch (error) {
             void vscode.window.showErrorMessage(`sift: stats failed: ${error instanceof Error ? error.message : String(error)}`);
         }

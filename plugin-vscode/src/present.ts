@@ -201,6 +201,9 @@ export function statsReport(r: StatsResponse): string {
     }
     const searches = Object.values(s.searches).reduce((x, y) => x + y, 0);
     lines.push(`search lists shown: ${searches}`);
+    for (const lesson of r.lessons ?? []) {
+        lines.push(`lesson proposed from run ${lesson.run} (its change was replaced by your own code): ${lesson.cite.join(', ')}`);
+    }
     lines.push(`the record: ${r.record.path} (${r.record.bytes} bytes, on this machine only)`);
     return lines.join('\n');
 }

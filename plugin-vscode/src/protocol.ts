@@ -25,6 +25,13 @@ export interface StatsResponse {
         automations: Record<string, Decisions>;
         searches: Record<string, number>;
     };
+    /** Lessons proposed from accepted runs the user replaced with their own code, as `sift.memory.add`'s arguments. */
+    lessons?: StatsLesson[];
+}
+
+/** A lesson in `sift/stats`' answer: `sift.memory.add`'s arguments and the run it comes from. */
+export interface StatsLesson extends AgentLesson {
+    run: string;
 }
 export const CMD_SEARCH = 'sift.search';
 export const CMD_REINDEX = 'sift.reindex';
@@ -212,7 +219,7 @@ export interface AgentLesson {
     /** Citation specs, `PATH:LINES` of the code as it is. */
     cite: string[];
     text: string;
-    /** `Refused: <reason>`. */
+    /** `Refused: <reason>` (a discard), `Replaced: …` (`sift/stats`). */
     title: string;
 }
 

@@ -121,11 +121,13 @@ test('the stats report names each figure the server sent', () => {
             automations: { tidy: { shown: 2, accepted: 1, edited: 0, rejected: 0, undecided: 1, acceptance: 0.5 } },
             searches: { lsp: 5, cli: 2 },
         },
+        lessons: [{ run: 'r9', uri: 'file:///r/calc.py', cite: ['calc.py:3-5'], text: 't', title: 'Replaced: the agent\'s change to calc.py' }],
     });
     assert.match(text, /agent runs: 4 shown, 2 taken, 1 edited, 1 refused, 0 undecided \(75 % taken\)/);
     assert.match(text, /code kept at 1d: 88 % \(2 runs\)/);
     assert.match(text, /rule python\/mutable-default-arg: 3 shown, 1 dismissed, 1 fixed, 1 merged untouched \(resolved 50 %\)/);
     assert.match(text, /automation tidy: 2 delivered, 1 taken \(50 %\)/);
     assert.match(text, /search lists shown: 7/);
+    assert.match(text, /lesson proposed from run r9 \(its change was replaced by your own code\): calc.py:3-5/);
     assert.match(text, /the record: \/r\/.sift\/fates \(300 bytes/);
 });

@@ -1,6 +1,8 @@
 //! `/sift-stats [PERIOD]`: what `sift stats --json` says (the engine's one report, the same
 //! figures as the CLI's table, the language server's `sift/stats` and VS Code's *Show Stats*),
-//! and how it becomes Markdown: one fold for the agent's runs, one for the review rules.
+//! and how it becomes Markdown: one fold for the agent's runs, one for the review rules, and one
+//! for the lessons proposed (accepted runs the user replaced with their own code), when there
+//! are any.
 
 use std::fmt::Write as _;
 
@@ -98,6 +100,29 @@ pub fn format_output(stdout: &str, period: &str) -> Result<Output, String> {
     text.push('\n');
     sections.push(Section { range: start..text.len(), label: "review rules".to_string() });
 
+    let lessons = report.get("lessons").and_then(Value::as_array).filter(|l| !l.is_empty());
+    if let Some(lessons) = lessons {
+        let start = text.len();
+        text.push_str(
+            "Lessons proposed (accepted agent changes you replaced with your own code):\n\n",
+        );
+        for lesson in lessons {
+            let run = lesson.get("run").and_then(Value::as_str).unwrap_or("?");
+            let cites: Vec<&str> = lesson
+                .get("cite")
+                .and_then(Value::as_array)
+                .map(|c| c.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let _ = writeln!(
+                text,
+                "- run `{run}`, citing `{}`: keep it with `sift feedback lesson {run} --keep`, decline with `--drop`",
+                cites.join("`, `")
+            );
+        }
+        text.push('\n');
+        sections.push(Section { range: start..text.len(), label: "lessons proposed".to_string() });
+    }
+
     if let Some(record) = report.get("record") {
         let path = record.get("path").and_then(Value::as_str).unwrap_or("?");
         let _ = writeln!(
@@ -148,6 +173,20 @@ mod tests {
         let labels: Vec<&str> = out.sections.iter().map(|s| s.label.as_str()).collect();
         assert_eq!(labels, ["agent runs", "review rules"]);
         assert!(out.text[out.sections[1].range.clone()].contains("bare-except"));
+    }
+
+    #[test]
+    fn proposed_lessons_get_a_fold_of_their_own() {
+        let json =
+            r#"{"stats":{"events":2},"lessons":[{"run":"r7","cite":["calc.py:2-4"],"text":"t"}]}"#;
+        let out = format_output(json, "").unwrap();
+        let labels: Vec<&str> = out.sections.iter().map(|s| s.label.as_str()).collect();
+        assert_eq!(labels, ["agent runs", "review rules", "lessons proposed"]);
+        let fold = &out.text[out.sections[2].range.clone()];
+        assert!(fold.contains("run `r7`, citing `calc.py:2-4`"), "{fold}");
+        assert!(fold.contains("sift feedback lesson r7 --keep"), "{fold}");
+        let none = format_output(r#"{"stats":{"events":0},"lessons":[]}"#, "").unwrap();
+        assert_eq!(none.sections.len(), 2, "no fold without lessons");
     }
 
     #[test]

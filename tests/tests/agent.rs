@@ -775,3 +775,84 @@ fn a_refused_edit_teaches_later_runs_until_its_code_changes() {
         "the editor's lesson says where it came from: {kept}"
     );
 }
+
+/// The other hot stove: run 1's edit is applied, then the user rewrites those lines their own
+/// way. Retention's first look, an hour on, records the run as edited (`replaced`) and proposes
+/// a lesson citing the user's lines: in `sift stats`, and in the editor's `sift/stats` as
+/// `sift.memory.add`'s arguments. Kept, it is given to run 2. (The hour cannot pass in a test:
+/// the test moves the snapshot's acceptance time back.)
+#[test]
+fn an_applied_edit_the_user_replaces_proposes_a_lesson() {
+    let dir = repo();
+    let server = FakeServer::start([edit_call(), Reply::text(&["Done."])]).unwrap();
+    let out = agent(dir.path(), &server, &["--apply", "--json", "make clamp read better"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let run = run["transcript"].as_str().unwrap().to_owned();
+    let clamp = dir.path().join("repo/util/clamp.py");
+    assert!(std::fs::read_to_string(&clamp).unwrap().contains("min(hi, max(x, lo))"));
+    let mine = CLAMP.replace("return max(lo, min(x, hi))", "return lo if x < lo else min(x, hi)");
+    std::fs::write(&clamp, &mine).unwrap();
+    let snapshot = dir.path().join(format!("repo/.sift/fates/retention/{run}.json"));
+    let mut kept: Value = serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+    kept["at"] = json!(kept["at"].as_u64().unwrap() - 2 * 3600);
+    std::fs::write(&snapshot, kept.to_string()).unwrap();
+
+    let out = sift_in(dir.path(), &["stats", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stats: Value = serde_json::from_str(stdout(&out).trim()).unwrap();
+    let runs = &stats["stats"]["agent"];
+    assert_eq!((&runs["accepted"], &runs["edited"]), (&json!(0), &json!(1)), "{stats}");
+    assert_eq!(stats["lessons"][0]["run"], run.as_str(), "{stats}");
+    assert_eq!(stats["lessons"][0]["cite"], json!(["util/clamp.py:3-3"]), "{stats}");
+    let edited: Vec<Value> =
+        fates(dir.path()).into_iter().filter(|r| r["fate"] == "edited").collect();
+    assert_eq!(edited.len(), 1, "{edited:?}");
+    assert_eq!((&edited[0]["reason"], &edited[0]["count"]), (&json!("replaced"), &json!(0)));
+    let text = stdout(&sift_in(dir.path(), &["stats"]));
+    assert!(text.contains("lessons proposed") && text.contains(&run), "{text}");
+
+    // The editor gets the same lesson, ready for sift.memory.add.
+    let idle = FakeServer::start([]).unwrap();
+    let mut lsp = lsp_for(dir.path(), &idle);
+    let answer = lsp.request("sift/stats", json!({}));
+    let lesson = &answer["result"]["lessons"][0];
+    assert!(lesson["uri"].as_str().unwrap().ends_with("/repo/util/clamp.py"), "{answer}");
+    assert_eq!(lesson["origin"], format!("lesson: agent run {run} replaced"), "{answer}");
+    let added = lsp.request(
+        "workspace/executeCommand",
+        json!({"command": "sift.memory.add", "arguments": [lesson]}),
+    );
+    assert!(added.get("error").is_none(), "{added}");
+    let answer = lsp.request("sift/stats", json!({}));
+    assert_eq!(answer["result"]["lessons"], json!([]), "kept in the editor: {answer}");
+    lsp.request("shutdown", Value::Null);
+    drop(lsp);
+    let memory = dir.path().join("repo/.sift/memory");
+    let notes: Vec<_> = std::fs::read_dir(&memory).unwrap().flatten().collect();
+    assert_eq!(notes.len(), 1);
+    let note = std::fs::read_to_string(notes[0].path()).unwrap();
+    assert!(note.contains("replaced by the user's own version"), "{note}");
+    std::fs::remove_file(notes[0].path()).unwrap();
+
+    // Deleted, it is proposed again. The CLI shows it, and writes it with --keep.
+    let out = sift_in(dir.path(), &["feedback", "lesson", &run]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("cites util/clamp.py:3 (lines 3)"), "{}", stdout(&out));
+    assert!(stdout(&out).contains("not written: pass --keep"), "{}", stdout(&out));
+    let out = sift_in(dir.path(), &["feedback", "lesson", &run, "--keep"]);
+    assert!(stdout(&out).contains("later runs about that code get it"), "{}", stdout(&out));
+    let stats: Value =
+        serde_json::from_str(stdout(&sift_in(dir.path(), &["stats", "--json"])).trim()).unwrap();
+    assert_eq!(stats["lessons"], json!([]), "kept: {stats}");
+    let out = sift_in(dir.path(), &["feedback", "lesson", &run]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("no lesson is proposed for run"), "{}", stderr(&out));
+
+    // Run 2, about the same code: the lesson is in what the model receives.
+    let server = FakeServer::start([Reply::text(&["Nothing to do."])]).unwrap();
+    let out = agent(dir.path(), &server, &["--json", "make clamp faster"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let prompt = first_prompt(&server);
+    assert!(prompt.contains("replaced by the user's own version"), "the lesson is given: {prompt}");
+}

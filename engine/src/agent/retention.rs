@@ -17,6 +17,12 @@
 //! working tree, each commit made since on that commit's tree, and recorded as a fate
 //! (`retained`, `count` = percent kept, `reason` = `1h`, `1d`, `7d` or `commit <sha>`). A
 //! checkpoint missed (sift did not run in its window) is skipped, never measured late.
+//!
+//! The first working-tree checkpoint measured also *looks* once ([`look`]): from the snapshot's
+//! [`Layout`] (line hashes, no code) it finds the lines that now stand where the run's stood;
+//! when they hold the user's own statements and not all of the run's are left, the run is
+//! recorded `edited` (`reason` `edited`, or `replaced` below [`REPLACED_BELOW`] percent kept),
+//! and a replaced run's lesson is proposed ([`replaced`], `lessons::proposed`) for 14 days.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
@@ -49,9 +55,29 @@ pub struct Snapshot {
     pub head: Option<String>,
     /// The units it wrote, by file.
     pub files: BTreeMap<String, Vec<String>>,
-    /// The checkpoints recorded or skipped, and the commits measured.
+    /// The checkpoints recorded or skipped, the commits measured, and the first look's
+    /// outcome (`look`, then `replaced` when it found the run's code replaced; `lesson
+    /// dropped` once the user declined its lesson).
     #[serde(default)]
     pub done: Vec<String>,
+    /// Where the run's code sat in each file it changed, without the code (see [`Layout`]);
+    /// empty in snapshots older than the first look.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub layout: BTreeMap<String, Layout>,
+}
+
+/// Where a run's code sat in one file when it was accepted, holding no code: each line's hash
+/// (spacing ignored) and the lines the run wrote, so that a later look can tell which lines now
+/// stand where the run's stood; and the units of the code the run replaced, so that putting
+/// that code back reads as an undo, not as the user's own version.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Each line's hash, in order.
+    pub lines: Vec<String>,
+    /// The lines the run wrote (1-based, inclusive).
+    pub wrote: Vec<(usize, usize)>,
+    /// The units of the code the run replaced.
+    pub before: Vec<String>,
 }
 
 impl Snapshot {
@@ -135,6 +161,36 @@ fn hash(text: &str) -> String {
     blake3::hash(text.as_bytes()).to_hex()[..16].to_owned()
 }
 
+/// A line's hash for [`Layout::lines`]: spacing ignored, 8 hex digits (enough to align a file's
+/// lines, not to tell code apart).
+fn line_hash(line: &str) -> String {
+    let words = line.split_whitespace().collect::<Vec<_>>().join(" ");
+    blake3::hash(words.as_bytes()).to_hex()[..8].to_owned()
+}
+
+/// The layout of each file `changes` changed (see [`Layout`]).
+pub fn layout(changes: &Changes) -> BTreeMap<String, Layout> {
+    let mut files = BTreeMap::new();
+    for (path, pending) in changes.iter() {
+        let Some(new) = &pending.current else { continue };
+        if pending.original.as_ref() == Some(new) {
+            continue;
+        }
+        let wrote = crate::review::changed_lines(pending.original.as_deref(), new, false).ranges();
+        let before = match &pending.original {
+            Some(old) => {
+                let replaced = crate::review::changed_lines(Some(new), old, false).ranges();
+                units(path, old, Some(&replaced))
+            }
+            None => Vec::new(),
+        };
+        let lines = new.lines().map(line_hash).collect();
+        let wrote = wrote.iter().map(|r| (*r.start(), *r.end())).collect();
+        files.insert(path.to_owned(), Layout { lines, wrote, before });
+    }
+    files
+}
+
 /// How many of `wanted` (a multiset) are in `found`.
 pub fn kept(wanted: &[String], found: &[String]) -> usize {
     let mut pool: BTreeMap<&str, usize> = BTreeMap::new();
@@ -186,7 +242,8 @@ pub fn snapshot(root: &Path, recorder: &Recorder, id: &str, changes: &Changes, n
         return;
     }
     let head = crate::review::git::head(root).ok();
-    let snapshot = Snapshot { run: id.to_owned(), at: now, head, files, done: Vec::new() };
+    let layout = layout(changes);
+    let snapshot = Snapshot { run: id.to_owned(), at: now, head, files, done: Vec::new(), layout };
     if let Err(e) = save(root, &snapshot) {
         tracing::warn!("cannot keep the retention snapshot of {id}: {e}");
     }
@@ -283,6 +340,126 @@ impl Where<'_> {
     }
 }
 
+/// Below this percent kept, a run whose code the user rewrote counts as *replaced* (its lesson
+/// is proposed), at or above as *edited*.
+pub const REPLACED_BELOW: u64 = 50;
+
+/// What a look at a run's code in the working tree found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Look {
+    /// The percent of the run's units still there.
+    pub percent: u64,
+    /// The user's own code where the run's stood: `(path, first line, last line)` now.
+    pub user: Vec<(String, usize, usize)>,
+}
+
+impl Look {
+    /// What the user made of the run: `None` when its code is all there, or nothing of the
+    /// user's stands in its place (deleted, moved away, or the old code put back); else
+    /// `replaced` (less than [`REPLACED_BELOW`] percent kept) or `edited`.
+    pub fn verdict(&self) -> Option<&'static str> {
+        if self.percent >= 100 || self.user.is_empty() {
+            None
+        } else if self.percent < REPLACED_BELOW {
+            Some("replaced")
+        } else {
+            Some("edited")
+        }
+    }
+}
+
+/// Looks at `snapshot`'s files in the working tree (`percent`: its units kept, measured
+/// already): the lines that now stand where the run's stood and hold code (units) that is
+/// neither the run's nor the code it replaced.
+pub fn look(root: &Path, snapshot: &Snapshot, percent: u64) -> Look {
+    let mut user = Vec::new();
+    for (path, layout) in &snapshot.layout {
+        let Ok(text) = std::fs::read_to_string(root.join(path)) else { continue };
+        let spans = in_place(layout, &text);
+        let ranges: Vec<RangeInclusive<usize>> = spans.iter().map(|(a, b)| *a..=*b).collect();
+        let theirs = units(path, &text, Some(&ranges));
+        let undone = kept(&theirs, &layout.before) == theirs.len();
+        if theirs.is_empty() || undone {
+            continue;
+        }
+        user.extend(spans.into_iter().map(|(a, b)| (path.clone(), a, b)));
+    }
+    Look { percent, user }
+}
+
+/// The lines of `text` (1-based spans, blank ends trimmed) that a line diff from the layout's
+/// lines puts where the run's lines were: what replaced them, and what was inserted between
+/// them.
+fn in_place(layout: &Layout, text: &str) -> Vec<(usize, usize)> {
+    let now: Vec<String> = text.lines().map(line_hash).collect();
+    let ops = similar::capture_diff_slices(similar::Algorithm::Myers, &layout.lines, &now);
+    let overlaps = |a: usize, b: usize| layout.wrote.iter().any(|&(s, e)| a <= e && s <= b);
+    let between = |i: usize| layout.wrote.iter().any(|&(s, e)| s <= i && i < e);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for op in ops {
+        let (start, len) = match op {
+            similar::DiffOp::Replace { old_index, old_len, new_index, new_len }
+                if overlaps(old_index + 1, old_index + old_len) =>
+            {
+                (new_index, new_len)
+            }
+            similar::DiffOp::Insert { old_index, new_index, new_len } if between(old_index) => {
+                (new_index, new_len)
+            }
+            _ => continue,
+        };
+        let blank = |n: &usize| lines.get(*n).is_none_or(|l| l.trim().is_empty());
+        let mut span = start..start + len;
+        while !span.is_empty() && blank(&span.start) {
+            span.start += 1;
+        }
+        while !span.is_empty() && blank(&(span.end - 1)) {
+            span.end -= 1;
+        }
+        if !span.is_empty() {
+            out.push((span.start + 1, span.end));
+        }
+    }
+    out
+}
+
+/// The runs whose first look found their code replaced by the user's (see [`Look`]), accepted
+/// less than 14 days before `now` and whose lesson the user did not decline, each looked at
+/// again now (the user's lines may have moved); those no longer replaced are left out.
+pub fn replaced(root: &Path, now: u64) -> Vec<(Snapshot, Look)> {
+    let window = CHECKPOINTS[CHECKPOINTS.len() - 1].2;
+    snapshots(root)
+        .into_iter()
+        .filter(|s| now < s.at + window)
+        .filter(|s| s.done.iter().any(|d| d == "replaced"))
+        .filter(|s| !s.done.iter().any(|d| d == LESSON_DROPPED))
+        .filter_map(|s| {
+            let look = look(root, &s, 0);
+            (!look.user.is_empty()).then_some((s, look))
+        })
+        .collect()
+}
+
+/// The mark of a lesson the user declined.
+const LESSON_DROPPED: &str = "lesson dropped";
+
+/// Declines the lesson proposed for run `run` (see [`replaced`]); `false` when no lesson was
+/// proposed for it.
+pub fn drop_lesson(root: &Path, run: &str) -> std::io::Result<bool> {
+    let Some(mut snapshot) = snapshots(root).into_iter().find(|s| s.run == run) else {
+        return Ok(false);
+    };
+    if !snapshot.done.iter().any(|d| d == "replaced") {
+        return Ok(false);
+    }
+    if !snapshot.done.iter().any(|d| d == LESSON_DROPPED) {
+        snapshot.done.push(LESSON_DROPPED.to_owned());
+        save(root, &snapshot)?;
+    }
+    Ok(true)
+}
+
 /// Measures what is due of every snapshot on the day `now` and records it (see the module
 /// doc); returns the records made.
 pub fn update(root: &Path, recorder: &Recorder, now: u64) -> Vec<Event> {
@@ -298,6 +475,20 @@ pub fn update(root: &Path, recorder: &Recorder, now: u64) -> Vec<Event> {
             if now < snapshot.at + until {
                 let percent = here.percent(&snapshot);
                 made.push(retained(&snapshot.run, percent, label));
+                if !snapshot.layout.is_empty() && !snapshot.done.iter().any(|d| d == "look") {
+                    snapshot.done.push("look".to_owned());
+                    let look = look(root, &snapshot, percent);
+                    if let Some(verdict) = look.verdict() {
+                        let mut event = Event::new(Kind::AgentRun, &snapshot.run, Fate::Edited)
+                            .count(percent as usize)
+                            .reason(Some(verdict));
+                        event = event.path(look.user[0].0.clone());
+                        made.push(event);
+                        if verdict == "replaced" {
+                            snapshot.done.push("replaced".to_owned());
+                        }
+                    }
+                }
             }
         }
         if let Some(head) = snapshot.head.clone() {
@@ -425,6 +616,63 @@ mod tests {
         // The 7-day checkpoint's window has passed: skipped, not measured late.
         assert!(update(root, &recorder, t + 20 * DAY).is_empty());
         assert!(snapshots(root)[0].done.contains(&"7d".to_owned()));
+    }
+
+    /// The first look, on four fates of one accepted change (three statements written into
+    /// `area`): the user rewrote most of it (replaced), one statement of three (edited), put
+    /// the old code back (an undo: neither), or kept it whole but reformatted (neither).
+    #[test]
+    fn the_first_look_tells_replaced_from_edited_from_undone() {
+        let old = "def area(w, h):\n    return w * h\n\n\ndef other():\n    return 1\n";
+        let new = "def area(w, h):\n    a = w * h\n    check(a)\n    return a\n\n\ndef other():\n    return 1\n";
+        let cases = [
+            (
+                "def area(w, h):\n    # the caller checks\n    s = w * h\n    return s\n\n\ndef other():\n    return 1\n",
+                Some("replaced"),
+                vec![(2, 4)],
+            ),
+            (
+                "def area(w, h):\n    a = w * h\n    check(a, strict=True)\n    return a\n\n\ndef other():\n    return 1\n",
+                Some("edited"),
+                vec![(3, 3)],
+            ),
+            (old, None, vec![]),
+            (
+                "def area(w,h):\n    a = w*h\n    check(a)\n    return a\n\n\ndef other():\n    return 1\n",
+                None,
+                vec![],
+            ),
+        ];
+        for (now, verdict, spans) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let root = dir.path();
+            crate::store::open(root).unwrap().ensure().unwrap();
+            let mut changes = Changes::new();
+            changes.set("calc.py", Some(old.to_owned()), Some(new.to_owned()));
+            let recorder = Recorder::open(root, &Default::default(), crate::fates::Front::CLI);
+            let t = 1_796_601_600;
+            snapshot(root, &recorder, "run1", &changes, t);
+            std::fs::write(root.join("calc.py"), now).unwrap();
+            let made = update(root, &recorder, t + 2 * HOUR);
+            let edited: Vec<_> = made.iter().filter(|e| e.fate == Fate::Edited).collect();
+            assert_eq!(edited.first().and_then(|e| e.reason.as_deref()), verdict, "{now}");
+            let look = look(root, &snapshots(root)[0], 0);
+            if verdict.is_some() {
+                let got: Vec<_> = look.user.iter().map(|(_, a, b)| (*a, *b)).collect();
+                assert_eq!(got, spans, "{now}");
+                assert_eq!(edited[0].path.as_deref(), Some("calc.py"));
+            }
+            let proposals = replaced(root, t + 3 * HOUR);
+            assert_eq!(proposals.len(), usize::from(verdict == Some("replaced")), "{now}");
+            assert!(update(root, &recorder, t + 3 * HOUR).is_empty(), "one look only");
+            if verdict == Some("replaced") {
+                assert!(replaced(root, t + 15 * DAY).is_empty(), "proposed for 14 days");
+                assert!(drop_lesson(root, "run1").unwrap());
+                assert!(replaced(root, t + 3 * HOUR).is_empty(), "declined");
+            } else {
+                assert!(!drop_lesson(root, "run1").unwrap(), "nothing proposed to decline");
+            }
+        }
     }
 
     #[test]

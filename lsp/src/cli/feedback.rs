@@ -72,6 +72,21 @@ enum FeedbackCommand {
         #[arg(long)]
         no_lesson: bool,
     },
+    /// Keep (or decline) the lesson proposed for an accepted agent run whose code you replaced
+    /// with your own (`sift stats` lists them): a memory note citing your lines, which later runs
+    /// about that code are given.
+    Lesson {
+        #[command(flatten)]
+        repo: RepoArgs,
+        /// The run (`sift stats` lists the runs with a lesson proposed).
+        run: String,
+        /// Keep it without asking.
+        #[arg(long, conflicts_with = "drop")]
+        keep: bool,
+        /// Decline it: it is no longer proposed.
+        #[arg(long)]
+        drop: bool,
+    },
     /// Propose demotions of the rules this repository keeps dismissing (from the committed
     /// dismissals and this machine's record of fates); --write puts them in .sift/learned.toml,
     /// a committed file the review reads.
@@ -208,6 +223,24 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
                 propose_lesson(&repo, &transcript, &run, reason, lesson)?;
             }
         }
+        FeedbackCommand::Lesson { repo, run, keep, drop } => {
+            let root = repo.folder()?;
+            let ctx = super::memory::Ctx::open(&repo)?;
+            let proposed = sift_engine::agent::lessons::proposed(&root, &ctx.memory, fates::now());
+            let Some(lesson) = proposed.into_iter().find(|l| l.run == run) else {
+                bail!(
+                    "no lesson is proposed for run {run}: `sift stats` lists the runs with one (an accepted change you replaced with your own code, in the last 14 days, not kept or declined)"
+                );
+            };
+            if drop {
+                sift_engine::agent::retention::drop_lesson(&root, &run)
+                    .with_context(|| format!("cannot decline the lesson of {run}"))?;
+                println!("declined the lesson of {run}: it is no longer proposed");
+            } else {
+                println!("{}", lesson.text);
+                offer_lesson(&ctx, &lesson, keep, "--keep")?;
+            }
+        }
         FeedbackCommand::Learn { repo, write, json } => {
             let root = repo.folder()?;
             let learning = sift_engine::review::learned::learn(&root, fates::now())?;
@@ -282,7 +315,6 @@ fn propose_lesson(
     reason: &str,
     keep: bool,
 ) -> Result<()> {
-    use std::io::{BufRead, IsTerminal, Write};
     let resumed = transcript.resume().with_context(|| format!("read the run {run}"))?;
     let Some(lesson) =
         sift_engine::agent::lessons::lesson(run, &resumed.task, &resumed.changes, reason)
@@ -290,8 +322,20 @@ fn propose_lesson(
         println!("no lesson proposed: the run changed no existing file to cite");
         return Ok(());
     };
-    let ctx = super::memory::Ctx::open(repo)?;
-    let note = sift_engine::agent::lessons::note(&ctx.memory, &ctx.code()?, &lesson)?;
+    offer_lesson(&super::memory::Ctx::open(repo)?, &lesson, keep, "--lesson")
+}
+
+/// Shows `lesson` as the note it would be, and writes it when `keep`, else asks on a terminal,
+/// else says how to keep it (`flag`).
+#[allow(clippy::print_stdout)]
+fn offer_lesson(
+    ctx: &super::memory::Ctx,
+    lesson: &sift_engine::agent::lessons::Lesson,
+    keep: bool,
+    flag: &str,
+) -> Result<()> {
+    use std::io::{BufRead, IsTerminal, Write};
+    let note = sift_engine::agent::lessons::note(&ctx.memory, &ctx.code()?, lesson)?;
     println!("proposed lesson {:?}", note.front.title);
     for c in &note.front.citations {
         println!("  cites {} (lines {})", c.label(), c.lines.as_deref().unwrap_or("?"));
@@ -308,7 +352,7 @@ fn propose_lesson(
         let path = ctx.memory.write(&note)?;
         println!("wrote {} ({}): later runs about that code get it", note.slug, ctx.shown(&path));
     } else {
-        println!("not written: pass --lesson to keep it");
+        println!("not written: pass {flag} to keep it");
     }
     Ok(())
 }

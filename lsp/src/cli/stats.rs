@@ -152,6 +152,19 @@ pub fn run(args: StatsArgs) -> Result<ExitCode> {
             d.acceptance.map_or(String::new(), |a| format!(" ({:.0} % taken)", a * 100.0))
         )?;
     }
+    if !report.lessons.is_empty() {
+        writeln!(
+            out,
+            "\nlessons proposed (accepted agent changes you replaced with your own code):"
+        )?;
+        for lesson in &report.lessons {
+            writeln!(out, "  run {}: {}", lesson.run, lesson.cites.join(", "))?;
+        }
+        writeln!(
+            out,
+            "  `sift feedback lesson RUN` shows one and keeps it as a memory note; --drop declines it"
+        )?;
+    }
     writeln!(
         out,
         "\nthe record: {} ({} bytes, {} record(s){}; on this machine only; `sift feedback clear` deletes it)",

@@ -134,13 +134,23 @@ impl Backend {
             let now = sift_engine::fates::now();
             let since = sift_engine::stats::period(params.since.as_deref(), params.all, now)
                 .map_err(Error::invalid_params)?;
+            let folder = root.clone();
             let report = tokio::task::spawn_blocking(move || {
                 sift_engine::stats::report(&root, &recorder, since, now)
             })
             .await
             .map_err(|e| super::guard::internal(format!("stats crashed: {e}")))?
             .map_err(|e| super::guard::internal(e.to_string()))?;
-            serde_json::to_value(report).map_err(|e| super::guard::internal(e.to_string()))
+            let mut value =
+                serde_json::to_value(&report).map_err(|e| super::guard::internal(e.to_string()))?;
+            // Each lesson as `sift.memory.add`'s arguments: the file it is about, as a URI.
+            for (lesson, json) in
+                report.lessons.iter().zip(value["lessons"].as_array_mut().into_iter().flatten())
+            {
+                let uri = lesson.scope.first().and_then(|p| Uri::from_file_path(folder.join(p)));
+                json["uri"] = uri.map_or(Value::Null, |u| Value::String(u.as_str().to_owned()));
+            }
+            Ok(value)
         })
         .await
     }
