@@ -303,6 +303,24 @@ fn best_of_n_ranks_the_attempts_and_records_the_pick_from_either_front_end() {
     assert_eq!((&picks[0]["ranked_first"], &picks[0]["picked"]), (&json!(1), &json!(1)));
     assert_eq!((&picks[1]["ranked_first"], &picks[1]["picked"]), (&json!(1), &Value::Null));
     assert!(picks.iter().all(|p| p["task"] == "make clamp read better"), "{picks:?}");
+    lsp.request("shutdown", Value::Null);
+    drop(lsp);
+
+    // The CLI's choice is exported as a preference pair with the ranking's features.
+    let out = sift_in(dir.path(), &["feedback", "export"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let pairs: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|l| l["kind"] == "pair")
+        .collect();
+    assert_eq!(pairs.len(), 1, "{pairs:?}");
+    assert_eq!((&pairs[0]["chosen"], &pairs[0]["rejected"]), (&json!(1), &json!([0])));
+    let features = pairs[0]["features"].as_array().unwrap();
+    let order: Vec<&Value> = features.iter().map(|f| &f["attempt"]).collect();
+    assert_eq!(order, [&json!(1), &json!(0)], "best-ranked first: {pairs:?}");
+    assert_eq!(features[0]["files_changed"], 1, "{pairs:?}");
+    assert_eq!(features[1]["files_changed"], 0, "{pairs:?}");
 }
 
 #[test]

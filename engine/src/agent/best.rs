@@ -127,11 +127,15 @@ pub fn rank(attempts: &mut [Attempt]) {
 pub struct Pick {
     /// Seconds since the Unix epoch.
     pub time: u64,
+    /// The run (its first-ranked attempt's transcript id); absent in older records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
     /// The task.
     pub task: String,
     /// The model.
     pub model: String,
-    /// The attempts' scores in the order shown, as JSON.
+    /// The attempts' scores (the ranking's features) in the order shown, best first, as JSON,
+    /// each with its `attempt` index.
     pub scores: Vec<serde_json::Value>,
     /// Which was ranked first.
     pub ranked_first: usize,
@@ -140,16 +144,29 @@ pub struct Pick {
 }
 
 impl Pick {
-    /// The record of `attempts` (ranked, best first) for `task` on `model`, with the index of
-    /// the attempt the user took, if any.
-    pub fn of(task: &str, model: &str, attempts: &[Attempt], picked: Option<usize>) -> Pick {
+    /// The record of run `run`'s `attempts` (ranked, best first) for `task` on `model`, with
+    /// the index of the attempt the user took, if any.
+    pub fn of(
+        run: &str,
+        task: &str,
+        model: &str,
+        attempts: &[Attempt],
+        picked: Option<usize>,
+    ) -> Pick {
         Pick {
             time: super::transcript::now(),
+            run: Some(run.to_owned()),
             task: task.to_owned(),
             model: model.to_owned(),
             scores: attempts
                 .iter()
-                .map(|a| serde_json::to_value(&a.score).unwrap_or_default())
+                .map(|a| {
+                    let mut score = serde_json::to_value(&a.score).unwrap_or_default();
+                    if let Some(map) = score.as_object_mut() {
+                        map.insert("attempt".into(), a.index.into());
+                    }
+                    score
+                })
                 .collect(),
             ranked_first: attempts.first().map_or(0, |a| a.index),
             picked,
@@ -160,8 +177,19 @@ impl Pick {
 /// Appends a pick to `.sift/agent/picks.jsonl`.
 pub fn record_pick(store: &Store, pick: &Pick) -> sift_indexer::Result<()> {
     store.ensure()?;
-    let path = store.path(&super::transcript::AGENT_DIR).join("picks.jsonl");
-    JsonlLog::new(path).append(pick)
+    JsonlLog::new(picks_file(store)).append(pick)
+}
+
+fn picks_file(store: &Store) -> std::path::PathBuf {
+    store.path(&super::transcript::AGENT_DIR).join("picks.jsonl")
+}
+
+/// The ranking's features of each best-of-N run recorded in `.sift/agent/picks.jsonl`, by run
+/// (the latest record of a run wins: a pick recorded when shown, again when taken), for
+/// `sift feedback export`'s pairs. Unreadable lines and records without a run are skipped.
+pub fn features(store: &Store) -> std::collections::BTreeMap<String, Vec<serde_json::Value>> {
+    let records = JsonlLog::<Pick>::new(picks_file(store)).read().map(|r| r.records);
+    records.unwrap_or_default().into_iter().filter_map(|p| Some((p.run?, p.scores))).collect()
 }
 
 #[cfg(test)]

@@ -221,7 +221,7 @@ impl Finished {
         if self.attempts.is_empty() {
             return;
         }
-        let pick = Pick::of(&self.task, &self.model, &self.attempts, picked);
+        let pick = Pick::of(&self.id, &self.task, &self.model, &self.attempts, picked);
         if let Err(e) = best::record_pick(&setup.store, &pick) {
             tracing::warn!("cannot record the ranking: {e}");
         }

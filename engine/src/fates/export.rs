@@ -7,7 +7,8 @@
 //! - `run`: an agent run the user decided on: the run, its transcript (the prompt's context, in
 //!   `.sift/agent/`), the model, the decision and the user's reason;
 //! - `pair`: a best-of-N run whose attempt the user took: the attempt chosen and those shown
-//!   with it and not taken.
+//!   with it and not taken, and the ranking's features of each (from the agent's record of
+//!   picks, handed in by the caller: this module reads only the record of fates).
 
 use std::collections::BTreeMap;
 
@@ -50,13 +51,17 @@ pub enum Line {
         chosen: usize,
         /// The attempts shown and not taken.
         rejected: Vec<usize>,
+        /// The ranking's features of each attempt, in the order shown (best-ranked first), each
+        /// with its `attempt` index; empty when the ranking was not recorded.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        features: Vec<serde_json::Value>,
         /// When it was taken.
         at: u64,
     },
 }
 
-/// The export of `events`.
-pub fn lines(events: &[Event]) -> Vec<Line> {
+/// The export of `events`, with the ranking's `features` of each best-of-N run (by run).
+pub fn lines(events: &[Event], features: &BTreeMap<String, Vec<serde_json::Value>>) -> Vec<Line> {
     let transcript = |run: &str| format!(".sift/agent/{run}.jsonl");
     let mut models: BTreeMap<&str, &str> = BTreeMap::new();
     let mut shown: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
@@ -97,6 +102,7 @@ pub fn lines(events: &[Event]) -> Vec<Line> {
                             .get(run)
                             .map(|all| all.iter().copied().filter(|&a| a != n).collect())
                             .unwrap_or_default(),
+                        features: features.get(run).cloned().unwrap_or_default(),
                         at: e.at,
                     }),
                     _ => {}
@@ -124,8 +130,13 @@ mod tests {
             e(Kind::Attempt, "r3#2", Fate::Shown),
             e(Kind::Attempt, "r3#1", Fate::Accepted).model("m"),
         ];
+        let ranking = vec![
+            serde_json::json!({"attempt": 1, "finished": true}),
+            serde_json::json!({"attempt": 0, "finished": false}),
+        ];
+        let features = BTreeMap::from([("r3".to_owned(), ranking.clone())]);
         let out: Vec<serde_json::Value> =
-            lines(&events).iter().map(|l| serde_json::to_value(l).unwrap()).collect();
+            lines(&events, &features).iter().map(|l| serde_json::to_value(l).unwrap()).collect();
         assert_eq!(
             out,
             [
@@ -134,8 +145,10 @@ mod tests {
                     "reason": "touches the wrong module", "at": 7}),
                 serde_json::json!({"kind": "pair", "v": 1, "run": "r3",
                     "transcript": ".sift/agent/r3.jsonl", "model": "m", "chosen": 1,
-                    "rejected": [0, 2], "at": 7}),
+                    "rejected": [0, 2], "features": ranking, "at": 7}),
             ]
         );
+        let without = serde_json::to_value(&lines(&events, &BTreeMap::new())[1]).unwrap();
+        assert!(without.get("features").is_none(), "no ranking recorded: no features");
     }
 }

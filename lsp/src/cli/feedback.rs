@@ -273,7 +273,8 @@ pub fn run(args: FeedbackArgs) -> Result<ExitCode> {
             let root = repo.folder()?;
             let store = sift_engine::store::open(&root)?;
             let replay = fates::read(&store)?;
-            let lines = fates::export::lines(&replay.records);
+            let features = sift_engine::agent::best::features(&store);
+            let lines = fates::export::lines(&replay.records, &features);
             let mut text = String::new();
             for line in &lines {
                 text.push_str(&serde_json::to_string(line)?);
