@@ -315,6 +315,8 @@ fn best_of_n_ranks_the_attempts_and_records_the_pick_from_either_front_end() {
         .filter(|l| l["kind"] == "pair")
         .collect();
     assert_eq!(pairs.len(), 1, "{pairs:?}");
+    assert_documented("feedback-export.schema.json", &pairs);
+    assert_documented("fates.schema.json", &fates(dir.path()));
     assert_eq!((&pairs[0]["chosen"], &pairs[0]["rejected"]), (&json!(1), &json!([0])));
     let features = pairs[0]["features"].as_array().unwrap();
     let order: Vec<&Value> = features.iter().map(|f| &f["attempt"]).collect();
@@ -597,6 +599,7 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     assert!(out.status.success(), "{}", stderr(&out));
 
     let records = fates(dir.path());
+    assert_documented("fates.schema.json", &records);
     let of = |id: &str| -> Vec<(String, String, Value)> {
         records
             .iter()
@@ -671,6 +674,7 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     let out = sift_in(dir.path(), &["feedback", "export", "--format", "jsonl"]);
     let lines: Vec<Value> =
         stdout(&out).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_documented("feedback-export.schema.json", &lines);
     let decided: Vec<(&str, &str)> =
         lines.iter().map(|l| (l["run"].as_str().unwrap(), l["fate"].as_str().unwrap())).collect();
     assert_eq!(
@@ -696,6 +700,23 @@ fn the_fate_of_each_run_is_recorded_from_either_front_end_and_summed_by_stats() 
     let out = sift_in(dir.path(), &["search", "clamp"]);
     assert!(stderr(&out).contains("a repository cannot opt its users in"), "{}", stderr(&out));
     assert!(fates(dir.path()).is_empty());
+}
+
+/// The JSON Schema `docs/schema/NAME` documents, compiled.
+fn documented(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/schema").join(name);
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(jsonschema::meta::is_valid(&schema), "{name} is not a valid JSON Schema");
+    jsonschema::validator_for(&schema).expect("the schema compiles")
+}
+
+/// Each of `values` is valid against the documented schema `name`.
+fn assert_documented(name: &str, values: &[Value]) {
+    let validator = documented(name);
+    for value in values {
+        let errors: Vec<String> = validator.iter_errors(value).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{value} is not as {name} documents: {errors:?}");
+    }
 }
 
 /// Everything the model was sent in a run's first request, as one text.
