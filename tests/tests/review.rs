@@ -338,9 +338,15 @@ fn dismissed_findings_stay_dismissed_for_that_code() {
     let github = json(&review(dir.path(), &["--format", "github"]));
     assert_eq!(github["comments"].as_array().unwrap().len(), 1);
 
-    // The same code moved down the file is still the dismissed finding…
+    // The same code moved down the file, by a line or by 300 lines of unrelated edits, is
+    // still the dismissed finding…
     write(dir.path(), "app.py", format!("{BASE}\nz = 0\n{ADDED_WARNING}{ADDED_ERROR}"));
     assert_eq!(found(&review(dir.path(), &["--format", "json"])).len(), 1);
+    let unrelated: String = (0..300).map(|n| format!("v{n} = {n}\n")).collect();
+    write(dir.path(), "app.py", format!("{BASE}{unrelated}{ADDED_WARNING}{ADDED_ERROR}"));
+    let moved = review(dir.path(), &["--format", "json"]);
+    assert_eq!(found(&moved), vec![mutable_default("app.py", 306)]);
+    assert_eq!(json(&moved)["suppressed"], 1);
     // …but other code is reviewed afresh.
     write(dir.path(), "app.py", format!("{BASE}{ADDED_ERROR}").replace("y is 1", "y is 2"));
     assert_eq!(found(&review(dir.path(), &["--format", "json"])), vec![is_literal("app.py", 7)]);
