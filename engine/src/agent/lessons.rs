@@ -88,15 +88,16 @@ pub fn lesson(run: &str, task: &str, changes: &Changes, reason: &str) -> Option<
 pub fn replaced(run: &str, task: &str, user: &[(String, usize, usize)]) -> Option<Lesson> {
     let mut cites = Vec::new();
     let mut scope: Vec<String> = Vec::new();
-    for (path, start, end) in user {
+    for (path, ..) in user {
         if scope.last() == Some(path) {
             continue;
         }
         if scope.len() == MAX_FILES {
             break;
         }
-        let last = user.iter().filter(|(p, ..)| p == path).map(|(_, _, e)| *e).max();
-        let end = last.unwrap_or(*end).min(start + MAX_CITED_LINES - 1);
+        let ranges: Vec<_> =
+            user.iter().filter(|(p, ..)| p == path).map(|&(_, a, b)| a..=b).collect();
+        let Some((start, end)) = span(&ranges, usize::MAX) else { continue };
         cites.push(format!("{path}:{start}-{end}"));
         scope.push(path.clone());
     }
@@ -108,8 +109,12 @@ pub fn replaced(run: &str, task: &str, user: &[(String, usize, usize)]) -> Optio
     let text = format!(
         "An agent change to {files}{asked} was accepted, then replaced by the user's own version of the same code: the lines this note cites.\n\nFollow that version when changing this code; do not bring the agent's version back unless someone asks for it explicitly."
     );
-    let origin = format!("lesson: agent run {run} replaced");
-    Some(Lesson { run: run.to_owned(), title, text, cites, scope, origin })
+    Some(Lesson { run: run.to_owned(), title, text, cites, scope, origin: replaced_origin(run) })
+}
+
+/// The origin of run `run`'s lesson from code the user replaced, as its note keeps it.
+fn replaced_origin(run: &str) -> String {
+    format!("lesson: agent run {run} replaced")
 }
 
 /// The lessons proposed for the repository at `root` on the day `now`: one per run whose code
@@ -122,6 +127,7 @@ pub fn proposed(root: &Path, memory: &Memory, now: u64) -> Vec<Lesson> {
         notes.iter().filter_map(|n| n.front.origin.as_deref()).collect();
     super::retention::replaced(root, now)
         .into_iter()
+        .filter(|(snapshot, _)| !kept.contains(replaced_origin(&snapshot.run).as_str()))
         .filter_map(|(snapshot, look)| {
             let task = super::Transcript::open(&store, &snapshot.run)
                 .resume()
@@ -129,7 +135,6 @@ pub fn proposed(root: &Path, memory: &Memory, now: u64) -> Vec<Lesson> {
                 .unwrap_or_default();
             replaced(&snapshot.run, &task, &look.user)
         })
-        .filter(|l| !kept.contains(l.origin.as_str()))
         .collect()
 }
 

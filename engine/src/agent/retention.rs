@@ -80,7 +80,18 @@ pub struct Layout {
     pub before: Vec<String>,
 }
 
+/// The marks of [`Snapshot::done`] the first look leaves: looked once, found replaced, its
+/// lesson declined.
+const LOOKED: &str = "look";
+const REPLACED: &str = "replaced";
+const LESSON_DROPPED: &str = "lesson dropped";
+
 impl Snapshot {
+    /// Whether `mark` is among [`Snapshot::done`].
+    fn marked(&self, mark: &str) -> bool {
+        self.done.iter().any(|d| d == mark)
+    }
+
     /// How many units it wrote.
     pub fn total(&self) -> usize {
         self.files.values().map(Vec::len).sum()
@@ -168,6 +179,24 @@ fn line_hash(line: &str) -> String {
     blake3::hash(words.as_bytes()).to_hex()[..8].to_owned()
 }
 
+/// How many of `wanted` (a multiset) are in `found`.
+pub fn kept(wanted: &[String], found: &[String]) -> usize {
+    let mut pool: BTreeMap<&str, usize> = BTreeMap::new();
+    for u in found {
+        *pool.entry(u.as_str()).or_default() += 1;
+    }
+    wanted
+        .iter()
+        .filter(|u| match pool.get_mut(u.as_str()) {
+            Some(n) if *n > 0 => {
+                *n -= 1;
+                true
+            }
+            _ => false,
+        })
+        .count()
+}
+
 /// The layout of each file `changes` changed (see [`Layout`]).
 pub fn layout(changes: &Changes) -> BTreeMap<String, Layout> {
     let mut files = BTreeMap::new();
@@ -191,33 +220,16 @@ pub fn layout(changes: &Changes) -> BTreeMap<String, Layout> {
     files
 }
 
-/// How many of `wanted` (a multiset) are in `found`.
-pub fn kept(wanted: &[String], found: &[String]) -> usize {
-    let mut pool: BTreeMap<&str, usize> = BTreeMap::new();
-    for u in found {
-        *pool.entry(u.as_str()).or_default() += 1;
-    }
-    wanted
-        .iter()
-        .filter(|u| match pool.get_mut(u.as_str()) {
-            Some(n) if *n > 0 => {
-                *n -= 1;
-                true
-            }
-            _ => false,
-        })
-        .count()
-}
-
-/// The units `changes` wrote (the lines of each file's new text that differ from its old).
-pub fn written(changes: &Changes) -> BTreeMap<String, Vec<String>> {
+/// The units `changes` wrote (the lines of each file's new text that differ from its old), from
+/// its [`layout`].
+pub fn written(
+    changes: &Changes,
+    layout: &BTreeMap<String, Layout>,
+) -> BTreeMap<String, Vec<String>> {
     let mut files = BTreeMap::new();
     for (path, pending) in changes.iter() {
-        let Some(new) = &pending.current else { continue };
-        if pending.original.as_ref() == Some(new) {
-            continue;
-        }
-        let lines = crate::review::changed_lines(pending.original.as_deref(), new, false).ranges();
+        let (Some(new), Some(layout)) = (&pending.current, layout.get(path)) else { continue };
+        let lines: Vec<RangeInclusive<usize>> = layout.wrote.iter().map(|&(a, b)| a..=b).collect();
         let units = units(path, new, Some(&lines));
         if !units.is_empty() {
             files.insert(path.to_owned(), units);
@@ -237,12 +249,12 @@ pub fn snapshot(root: &Path, recorder: &Recorder, id: &str, changes: &Changes, n
     if !recorder.is_on() {
         return;
     }
-    let files = written(changes);
+    let layout = layout(changes);
+    let files = written(changes, &layout);
     if files.is_empty() {
         return;
     }
     let head = crate::review::git::head(root).ok();
-    let layout = layout(changes);
     let snapshot = Snapshot { run: id.to_owned(), at: now, head, files, done: Vec::new(), layout };
     if let Err(e) = save(root, &snapshot) {
         tracing::warn!("cannot keep the retention snapshot of {id}: {e}");
@@ -361,7 +373,7 @@ impl Look {
         if self.percent >= 100 || self.user.is_empty() {
             None
         } else if self.percent < REPLACED_BELOW {
-            Some("replaced")
+            Some(REPLACED)
         } else {
             Some("edited")
         }
@@ -432,8 +444,7 @@ pub fn replaced(root: &Path, now: u64) -> Vec<(Snapshot, Look)> {
     snapshots(root)
         .into_iter()
         .filter(|s| now < s.at + window)
-        .filter(|s| s.done.iter().any(|d| d == "replaced"))
-        .filter(|s| !s.done.iter().any(|d| d == LESSON_DROPPED))
+        .filter(|s| s.marked(REPLACED) && !s.marked(LESSON_DROPPED))
         .filter_map(|s| {
             let look = look(root, &s, 0);
             (!look.user.is_empty()).then_some((s, look))
@@ -441,19 +452,16 @@ pub fn replaced(root: &Path, now: u64) -> Vec<(Snapshot, Look)> {
         .collect()
 }
 
-/// The mark of a lesson the user declined.
-const LESSON_DROPPED: &str = "lesson dropped";
-
 /// Declines the lesson proposed for run `run` (see [`replaced`]); `false` when no lesson was
 /// proposed for it.
 pub fn drop_lesson(root: &Path, run: &str) -> std::io::Result<bool> {
     let Some(mut snapshot) = snapshots(root).into_iter().find(|s| s.run == run) else {
         return Ok(false);
     };
-    if !snapshot.done.iter().any(|d| d == "replaced") {
+    if !snapshot.marked(REPLACED) {
         return Ok(false);
     }
-    if !snapshot.done.iter().any(|d| d == LESSON_DROPPED) {
+    if !snapshot.marked(LESSON_DROPPED) {
         snapshot.done.push(LESSON_DROPPED.to_owned());
         save(root, &snapshot)?;
     }
@@ -475,17 +483,18 @@ pub fn update(root: &Path, recorder: &Recorder, now: u64) -> Vec<Event> {
             if now < snapshot.at + until {
                 let percent = here.percent(&snapshot);
                 made.push(retained(&snapshot.run, percent, label));
-                if !snapshot.layout.is_empty() && !snapshot.done.iter().any(|d| d == "look") {
-                    snapshot.done.push("look".to_owned());
+                if !snapshot.layout.is_empty() && !snapshot.marked(LOOKED) {
+                    snapshot.done.push(LOOKED.to_owned());
                     let look = look(root, &snapshot, percent);
                     if let Some(verdict) = look.verdict() {
-                        let mut event = Event::new(Kind::AgentRun, &snapshot.run, Fate::Edited)
-                            .count(percent as usize)
-                            .reason(Some(verdict));
-                        event = event.path(look.user[0].0.clone());
-                        made.push(event);
-                        if verdict == "replaced" {
-                            snapshot.done.push("replaced".to_owned());
+                        made.push(
+                            Event::new(Kind::AgentRun, &snapshot.run, Fate::Edited)
+                                .count(percent as usize)
+                                .reason(Some(verdict))
+                                .path(look.user[0].0.clone()),
+                        );
+                        if verdict == REPLACED {
+                            snapshot.done.push(REPLACED.to_owned());
                         }
                     }
                 }
